@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ratelab/ratelab/static"
+	"github.com/ratelab/ratelab/views"
+)
+
+// staticCacheControl is sent with every embedded asset. The URLs carry no
+// content hash yet, so the cache is kept short.
+const staticCacheControl = "public, max-age=3600"
+
+// newServer builds the HTTP handler. Every route is listed here, and nowhere
+// else, so tests exercise the very server that runs.
+func newServer(cfg config) *echo.Echo {
+	logger := cfg.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = errorHandler(logger)
+	e.Use(requestLogger(logger), recoverPanics())
+
+	e.GET("/", handleHome)
+	e.GET("/healthz", handleHealthz)
+	e.GET("/static/*", echo.StaticDirectoryHandler(static.FS, true), cacheControl(staticCacheControl))
+
+	return e
+}
+
+func handleHome(c echo.Context) error {
+	return render(c, http.StatusOK, views.Home(views.HomeView{Title: "ratelab"}))
+}
+
+func handleHealthz(c echo.Context) error {
+	return c.String(http.StatusOK, "ok")
+}
+
+// render renders comp into a buffer and only then writes it with status, so
+// a failing component becomes a clean 500 from errorHandler instead of half
+// a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("render %s: %w", c.Request().URL.Path, err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// errorHandler is the one place where errors become responses. An
+// *echo.HTTPError keeps its status and message; any other error is a 500
+// whose details go to the log, never to the client. Error responses are
+// plain text and never cached.
+func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			// The request logger hands errors over first; this is the
+			// second call for the same error, or a handler failed after
+			// writing. Either way there is nothing left to send.
+			return
+		}
+		req := c.Request()
+		code := http.StatusInternalServerError
+		msg := http.StatusText(code)
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			code = he.Code
+			if he.Message != nil {
+				msg = fmt.Sprint(he.Message)
+			}
+		}
+		if he == nil || code >= http.StatusInternalServerError {
+			logger.ErrorContext(req.Context(), "request failed",
+				"method", req.Method, "path", req.URL.Path, "status", code, "err", err)
+		}
+
+		h := c.Response().Header()
+		h.Del(echo.HeaderCacheControl)
+		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+		var werr error
+		if req.Method == http.MethodHead {
+			werr = c.NoContent(code)
+		} else {
+			werr = c.String(code, msg)
+		}
+		if werr != nil {
+			logger.WarnContext(req.Context(), "writing error response", "path", req.URL.Path, "err", werr)
+		}
+	}
+}
+
+// requestLogger writes one slog line per request. It passes errors to the
+// error handler first, so the logged status is the one the client got.
+func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:     true,
+		LogMethod:       true,
+		LogURI:          true,
+		LogStatus:       true,
+		LogLatency:      true,
+		LogResponseSize: true,
+		LogError:        true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= http.StatusInternalServerError {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("uri", v.URI),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.Int64("bytes", v.ResponseSize),
+			}
+			if v.Error != nil {
+				attrs = append(attrs, slog.String("err", v.Error.Error()))
+			}
+			logger.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	})
+}
+
+// recoverPanics turns a panic in a handler into an error for errorHandler,
+// which logs it (with the stack) and answers 500.
+func recoverPanics() echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			return fmt.Errorf("panic: %w\n%s", err, stack)
+		},
+	})
+}
+
+// cacheControl sets the Cache-Control header of successful responses;
+// errorHandler removes it from errors.
+func cacheControl(value string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Response().Header().Set(echo.HeaderCacheControl, value)
+			return next(c)
+		}
+	}
+}
