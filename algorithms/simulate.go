@@ -1,0 +1,602 @@
+package algorithms
+
+import (
+	"cmp"
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Lane is one limiter in a simulation: an algorithm with its parameters, and
+// where it is enforced.
+type Lane struct {
+	Spec     Spec
+	Replicas Replicas
+}
+
+// Simulation runs several limiters over the same traffic. Each lane gets its
+// own fresh limiter and sees every arrival in time order (ties in input
+// order); with a retry policy each lane's rejected clients retry on their
+// own schedule, so lanes can see different retries.
+type Simulation struct {
+	Lanes   []Lane
+	Traffic Traffic
+	// Bin is the width of one time-series bin; 0 picks a round width that
+	// gives about 100 bins over the run.
+	Bin time.Duration
+	// Window is the span of Summary.MaxInWindow; 0 means 60 s.
+	Window time.Duration
+	// Until extends the time series to at least this time.
+	Until time.Duration
+	// Focus is the key whose remaining quota and queue the series track;
+	// "" means the key of the first arrival.
+	Focus string
+	// Decisions keeps one Decision per arrival in LaneResult.Decisions.
+	Decisions bool
+}
+
+// Limits on a simulation's size.
+const (
+	MaxLanes = 32
+	MaxBins  = 100_000
+	MaxKey   = 256 // bytes in a key
+)
+
+// Result is a simulation's outcome, one LaneResult per lane in order.
+type Result struct {
+	Bin   time.Duration
+	Lanes []LaneResult
+}
+
+// LaneResult is what one lane did.
+type LaneResult struct {
+	Lane Lane
+	// Decisions holds, when asked for, the decision on each arrival's first
+	// attempt, in input order.
+	Decisions []Decision
+	Series    []Bin
+	Summary   Summary
+}
+
+// Bin is one slice of a lane's time series: requests (retries included)
+// that arrived in [Start, Start+width), and the focus key's state at its end.
+type Bin struct {
+	Start     time.Duration
+	Offered   int64
+	Admitted  int64
+	Rejected  int64
+	Remaining int64 // the focus key's Decision.Remaining at the end of the bin
+	Queued    int64 // leaky_bucket: the focus key's requests waiting at the end of the bin
+}
+
+// Summary is a lane's totals. Counts are requests; retries count as offered
+// requests too.
+type Summary struct {
+	Offered, Admitted, Rejected int64
+	OfferedCost, AdmittedCost   int64
+	AdmittedShare               float64 // Admitted / Offered
+	// MaxIn1s and MaxInWindow are the most requests admitted in any span of
+	// 1 s and of Simulation.Window. A shaper's requests count when they are
+	// released (arrival + delay), as the backend sees them.
+	MaxIn1s, MaxInWindow int64
+	// Added delay of admitted requests (shapers only), within 1 %; the max
+	// is exact.
+	DelayP50, DelayP99, DelayMax time.Duration
+	// FirstRejection is when the first request was rejected, or -1.
+	FirstRejection time.Duration
+	Retries        int64 // retries offered
+	GaveUp         int64 // requests still rejected after their last retry
+}
+
+// Validate reports the first problem with the simulation's setup or traffic.
+func (s *Simulation) Validate() error {
+	if err := s.validateSetup(); err != nil {
+		return err
+	}
+	_, err := arrivalOrder(s.Traffic.Arrivals)
+	return err
+}
+
+func (s *Simulation) validateSetup() error {
+	if len(s.Lanes) == 0 || len(s.Lanes) > MaxLanes {
+		return fmt.Errorf("lanes: %d limiters; want 1 to %d", len(s.Lanes), MaxLanes)
+	}
+	for i, l := range s.Lanes {
+		if err := l.Spec.Validate(); err != nil {
+			return fmt.Errorf("lanes[%d]: %w", i, err)
+		}
+		if err := l.Replicas.Validate(); err != nil {
+			return fmt.Errorf("lanes[%d]: %w", i, err)
+		}
+	}
+	if s.Traffic.Retry != nil {
+		if err := s.Traffic.Retry.Validate(); err != nil {
+			return fmt.Errorf("retry: %w", err)
+		}
+	}
+	if s.Bin < 0 || (s.Bin > 0 && s.Bin < time.Millisecond) {
+		return &ParamError{"bin", s.Bin.String(), "0 (automatic) or a duration of at least 1ms"}
+	}
+	if s.Window < 0 || (s.Window > 0 && s.Window < time.Millisecond) || s.Window > MaxWindow {
+		return &ParamError{"window", s.Window.String(), "0 (60s) or a duration in [1ms, 8784h0m0s]"}
+	}
+	if s.Until < 0 || s.Until > MaxWindow {
+		return &ParamError{"until", s.Until.String(), "a duration in [0, 8784h0m0s]"}
+	}
+	return nil
+}
+
+// validArrival reports whether a's time, cost and key are in range.
+func validArrival(a *Arrival) bool {
+	return uint64(a.At) <= uint64(MaxWindow) && uint64(a.Cost-1) < MaxCount && len(a.Key) <= MaxKey
+}
+
+// arrivalError reports what is wrong with arrival i.
+func arrivalError(i int, a *Arrival) error {
+	switch {
+	case a.At < 0 || a.At > MaxWindow:
+		return &ParamError{fmt.Sprintf("arrivals[%d].at", i), a.At.String(), "a time in [0, 8784h0m0s]"}
+	case a.Cost < 1 || a.Cost > MaxCount:
+		return &ParamError{fmt.Sprintf("arrivals[%d].cost", i), fmt.Sprint(a.Cost), "a whole number in [1, 1000000000]"}
+	default:
+		return &ParamError{fmt.Sprintf("arrivals[%d].key", i), fmt.Sprintf("%d bytes", len(a.Key)), "at most 256 bytes"}
+	}
+}
+
+// Simulate runs the simulation. Its result depends only on its input: the
+// same simulation always gives the same numbers.
+func Simulate(s Simulation) (Result, error) {
+	if err := s.validateSetup(); err != nil {
+		return Result{}, err
+	}
+	// Arrivals are usually sorted already. The first lane checks each one as
+	// it goes, so sorted input is read once per lane; unsorted input is
+	// sorted (by index) and the run starts again.
+	res, err := s.run(nil, true)
+	if err != errUnsorted {
+		return res, err
+	}
+	ord, err := arrivalOrder(s.Traffic.Arrivals)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.run(ord, false)
+}
+
+// errUnsorted stops a checking run that meets an arrival earlier than the one before it.
+var errUnsorted = errors.New("arrivals are not sorted by time")
+
+// run runs every lane over the arrivals in the order ord; with check the
+// first lane validates each arrival and that ord (nil: input order) is
+// sorted.
+func (s *Simulation) run(ord order, check bool) (Result, error) {
+	arrivals := s.Traffic.Arrivals
+	end := s.Until
+	focus := s.Focus
+	if n := len(arrivals); n > 0 {
+		first, last := ord.at(0), ord.at(n-1)
+		for _, i := range []int{first, last} {
+			if !validArrival(&arrivals[i]) {
+				return Result{}, arrivalError(i, &arrivals[i])
+			}
+		}
+		end = max(end, arrivals[last].At)
+		if focus == "" {
+			focus = arrivals[first].Key
+		}
+	}
+	if r := s.Traffic.Retry; r != nil {
+		// Room for the retries of the last arrivals.
+		var total time.Duration
+		for a := 1; a <= r.Attempts; a++ {
+			total += time.Duration(float64(r.Backoff(a, 0)) * (1 + r.Jitter))
+		}
+		end += total
+	}
+	bin := s.Bin
+	if bin == 0 {
+		bin = roundBin(end / 100)
+	}
+	if end/bin >= MaxBins {
+		return Result{}, &ParamError{"bin", bin.String(), fmt.Sprintf("at least %s, so the run of %s has at most %d bins", (end/MaxBins + 1).Round(time.Millisecond), end, MaxBins)}
+	}
+	window := s.Window
+	if window == 0 {
+		window = time.Minute
+	}
+	res := Result{Bin: bin, Lanes: make([]LaneResult, len(s.Lanes))}
+	for i, lane := range s.Lanes {
+		lim, err := NewReplicated(lane.Spec, lane.Replicas)
+		if err != nil {
+			return Result{}, fmt.Errorf("lanes[%d]: %w", i, err)
+		}
+		r := runner{
+			lim: lim, shaper: lane.Spec.Algorithm == NameLeakyBucket, queue: lane.Spec.Queue,
+			bin: bin, focus: focus, retry: s.Traffic.Retry,
+			spans: spanCounter{short: time.Second, long: window},
+		}
+		res.Lanes[i], err = r.run(lane, arrivals, ord, s.Decisions, s.Until, check && i == 0)
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// order lists arrival indices in time order; nil means the input is
+// already sorted.
+type order []int32
+
+func (o order) at(i int) int {
+	if o == nil {
+		return i
+	}
+	return int(o[i])
+}
+
+// arrivalOrder checks every arrival and returns their time order, in one
+// pass over the arrivals when they are already sorted.
+func arrivalOrder(as []Arrival) (order, error) {
+	sorted := true
+	prev := time.Duration(0)
+	for i := range as {
+		a := &as[i]
+		if !validArrival(a) {
+			return nil, arrivalError(i, a)
+		}
+		if a.At < prev {
+			sorted = false
+		}
+		prev = a.At
+	}
+	if sorted {
+		return nil, nil
+	}
+	o := make(order, len(as))
+	for i := range o {
+		o[i] = int32(i)
+	}
+	slices.SortStableFunc(o, func(a, b int32) int { return cmp.Compare(as[a].At, as[b].At) })
+	return o, nil
+}
+
+// roundBin rounds d up to 1, 2 or 5 times a power of ten, at least 1 ms.
+func roundBin(d time.Duration) time.Duration {
+	if d <= time.Millisecond {
+		return time.Millisecond
+	}
+	for p := time.Duration(1); ; p *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if m*p >= d {
+				return m * p
+			}
+		}
+	}
+}
+
+// pending is a retry waiting in a lane's queue.
+type pending struct {
+	at      time.Duration
+	seq     int64 // tie-break: scheduling order
+	key     string
+	cost    int64
+	attempt int
+}
+
+type retryQueue []pending
+
+func (q retryQueue) Len() int { return len(q) }
+func (q retryQueue) Less(i, j int) bool {
+	return q[i].at < q[j].at || (q[i].at == q[j].at && q[i].seq < q[j].seq)
+}
+func (q retryQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *retryQueue) Push(x any)   { *q = append(*q, x.(pending)) }
+func (q *retryQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// runner is one lane's run.
+type runner struct {
+	lim    Limiter
+	shaper bool
+	queue  int64
+	bin    time.Duration
+	focus  string
+	retry  *RetryPolicy
+
+	series  []Bin
+	cur     *Bin          // the last bin of series
+	binEnd  time.Duration // end of cur
+	sum     Summary
+	spans   spanCounter
+	pending releases // shapers: release times not yet counted
+	delays  delayHistogram
+}
+
+// advance closes bins until the one holding t is the last.
+func (r *runner) advance(t time.Duration) {
+	for r.cur == nil || t >= r.binEnd {
+		if r.cur != nil {
+			r.closeBin()
+		}
+		r.series = append(r.series, Bin{Start: r.binEnd})
+		r.cur = &r.series[len(r.series)-1]
+		r.binEnd += r.bin
+	}
+}
+
+// closeBin records the focus key's state at the end of the last bin.
+func (r *runner) closeBin() {
+	if r.focus == "" {
+		return
+	}
+	d := r.lim.Allow(r.focus, r.binEnd, 0)
+	r.cur.Remaining = d.Remaining
+	if r.shaper {
+		r.cur.Queued = max(0, r.queue-d.Remaining)
+	}
+}
+
+// release counts a shaper's releases up to t in the span counters.
+func (r *runner) release(t time.Duration) {
+	q := &r.pending
+	for q.n > 0 && q.ring[q.head] <= t {
+		r.spans.add(q.ring[q.head])
+		q.head = (q.head + 1) & (len(q.ring) - 1)
+		q.n--
+	}
+}
+
+func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
+	if r.cur == nil || at >= r.binEnd {
+		r.advance(at)
+	}
+	if r.shaper {
+		r.release(at)
+	}
+	d := r.lim.Allow(key, at, cost)
+	b := r.cur
+	b.Offered++
+	r.sum.OfferedCost += cost
+	if d.Allowed {
+		b.Admitted++
+		r.sum.AdmittedCost += cost
+		if r.shaper {
+			r.pending.push(at + d.Delay())
+			r.delays.add(d.Delay())
+		} else {
+			r.spans.add(at)
+		}
+	} else {
+		b.Rejected++
+		if r.sum.FirstRejection < 0 {
+			r.sum.FirstRejection = at
+		}
+	}
+	return d
+}
+
+func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until time.Duration, check bool) (LaneResult, error) {
+	out := LaneResult{Lane: lane}
+	if keep {
+		out.Decisions = make([]Decision, len(arrivals))
+	}
+	r.sum.FirstRejection = -1
+	var (
+		retries retryQueue
+		rng     *rand.Rand
+		seq     int64
+	)
+	if r.retry != nil {
+		rng = rand.New(rand.NewPCG(r.retry.Seed, 0x7e7)) // the same stream in every lane
+	}
+	schedule := func(at time.Duration, key string, cost int64, attempt int, d Decision) {
+		if r.retry == nil {
+			return
+		}
+		if attempt > r.retry.Attempts || (r.retry.HonorRetryAfter && d.RetryAfter() == Never) {
+			r.sum.GaveUp++
+			return
+		}
+		wait := r.retry.Backoff(attempt, d.RetryAfter())
+		if r.retry.Jitter > 0 {
+			wait += time.Duration(rng.Float64() * r.retry.Jitter * float64(wait))
+		}
+		seq++
+		heap.Push(&retries, pending{at: at + wait, seq: seq, key: key, cost: cost, attempt: attempt})
+	}
+	prev := time.Duration(0)
+	for i := 0; i < len(arrivals); i++ {
+		idx := ord.at(i)
+		a := &arrivals[idx]
+		if check {
+			if !validArrival(a) {
+				return out, arrivalError(idx, a)
+			}
+			if a.At < prev {
+				return out, errUnsorted
+			}
+			prev = a.At
+		}
+		// Retries due before this arrival go first.
+		for len(retries) > 0 && retries[0].at < a.At {
+			p := heap.Pop(&retries).(pending)
+			r.sum.Retries++
+			if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
+				schedule(p.at, p.key, p.cost, p.attempt+1, d)
+			}
+		}
+		d := r.decide(a.At, a.Key, a.Cost)
+		if keep {
+			out.Decisions[idx] = d
+		}
+		if !d.Allowed {
+			schedule(a.At, a.Key, a.Cost, 1, d)
+		}
+	}
+	for len(retries) > 0 {
+		p := heap.Pop(&retries).(pending)
+		r.sum.Retries++
+		if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
+			schedule(p.at, p.key, p.cost, p.attempt+1, d)
+		}
+	}
+	if until > 0 {
+		r.advance(until)
+	}
+	if len(r.series) > 0 {
+		r.closeBin()
+	}
+	for i := range r.series {
+		r.sum.Offered += r.series[i].Offered
+		r.sum.Admitted += r.series[i].Admitted
+		r.sum.Rejected += r.series[i].Rejected
+	}
+	if r.shaper {
+		r.release(Never)
+		r.sum.DelayP50 = r.delays.quantile(0.50)
+		r.sum.DelayP99 = r.delays.quantile(0.99)
+		r.sum.DelayMax = r.delays.max
+	}
+	r.sum.MaxIn1s, r.sum.MaxInWindow = r.spans.bestShort, r.spans.bestLong
+	if r.sum.Offered > 0 {
+		r.sum.AdmittedShare = float64(r.sum.Admitted) / float64(r.sum.Offered)
+	}
+	out.Series, out.Summary = r.series, r.sum
+	return out, nil
+}
+
+// spanCounter finds the most events in any span (t−short, t] and in any
+// span (t−long, t] of a non-decreasing stream of times. It keeps only the
+// times inside the longer span, in a ring whose size is a power of two;
+// indices grow without wrapping and are masked on use.
+type spanCounter struct {
+	short, long         time.Duration
+	ring                []time.Duration
+	tail, hs, hl        int // next write; oldest inside the short and long span
+	bestShort, bestLong int64
+}
+
+func (c *spanCounter) add(t time.Duration) {
+	if c.tail-min(c.hs, c.hl) == len(c.ring) {
+		c.grow()
+	}
+	mask := len(c.ring) - 1
+	c.ring[c.tail&mask] = t
+	c.tail++
+	// Both loops stop at the entry just written, which is inside its span.
+	for c.ring[c.hs&mask] <= t-c.short {
+		c.hs++
+	}
+	for c.ring[c.hl&mask] <= t-c.long {
+		c.hl++
+	}
+	c.bestShort = max(c.bestShort, int64(c.tail-c.hs))
+	c.bestLong = max(c.bestLong, int64(c.tail-c.hl))
+}
+
+func (c *spanCounter) grow() {
+	old := c.ring
+	c.ring = make([]time.Duration, max(16, 2*len(old)))
+	for i := min(c.hs, c.hl); i < c.tail; i++ {
+		c.ring[i&(len(c.ring)-1)] = old[i&(len(old)-1)]
+	}
+}
+
+// releases holds a shaper's release times (arrival + delay) that are still
+// in the future, sorted, so they can be fed to the span counters in time
+// order: every later arrival is released no earlier than it arrives, so all
+// releases before the current arrival are final. For one key releases come
+// in order and insertion is O(1).
+type releases struct {
+	ring    []time.Duration
+	head, n int
+}
+
+func (q *releases) at(i int) *time.Duration { return &q.ring[(q.head+i)&(len(q.ring)-1)] }
+
+func (q *releases) push(t time.Duration) {
+	if q.n == len(q.ring) {
+		ring := make([]time.Duration, max(16, 2*len(q.ring)))
+		for i := 0; i < q.n; i++ {
+			ring[i] = *q.at(i)
+		}
+		q.ring, q.head = ring, 0
+	}
+	i := q.n
+	for i > 0 && *q.at(i - 1) > t {
+		*q.at(i) = *q.at(i - 1)
+		i--
+	}
+	*q.at(i) = t
+	q.n++
+}
+
+// delayHistogram counts durations in log-linear buckets: exact below 128 ns,
+// then 64 buckets per power of two, so a bucket's width is under 1/64 of its
+// value and its midpoint is within 0.8 %.
+type delayHistogram struct {
+	counts []int64
+	n      int64
+	max    time.Duration
+}
+
+const subBuckets = 64
+
+func bucketOf(v uint64) int {
+	if v < 2*subBuckets {
+		return int(v)
+	}
+	e := bits.Len64(v) - 7 // v >> e is in [64, 128)
+	return (e+1)*subBuckets + int(v>>e) - subBuckets
+}
+
+// bucketRange returns the smallest and largest value of bucket i.
+func bucketRange(i int) (lo, hi uint64) {
+	if i < 2*subBuckets {
+		return uint64(i), uint64(i)
+	}
+	e := i/subBuckets - 1
+	m := uint64(i%subBuckets + subBuckets)
+	return m << e, (m+1)<<e - 1
+}
+
+func (h *delayHistogram) add(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	i := bucketOf(uint64(d))
+	if i >= len(h.counts) {
+		h.counts = slices.Grow(h.counts, i+1-len(h.counts))[:i+1]
+	}
+	h.counts[i]++
+	h.n++
+	h.max = max(h.max, d)
+}
+
+// quantile returns the midpoint of the bucket holding the q-quantile
+// (nearest rank), capped at the maximum.
+func (h *delayHistogram) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(q * float64(h.n)))
+	rank = max(rank, 1)
+	var seen int64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= rank {
+			lo, hi := bucketRange(i)
+			return min(time.Duration(lo+(hi-lo)/2), h.max)
+		}
+	}
+	return h.max
+}
