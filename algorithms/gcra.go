@@ -20,6 +20,7 @@ type GCRA struct {
 	rate     float64
 	burst    int64
 	interval float64 // T in nanoseconds
+	perNs    float64 // 1/T: requests per nanosecond
 	limit    float64 // τ + T = burst·T in nanoseconds
 	cells    table[gcraState]
 }
@@ -33,7 +34,7 @@ var _ Limiter = (*GCRA)(nil)
 
 func newGCRA(rate float64, burst int64) *GCRA {
 	t := 1e9 / rate
-	return &GCRA{rate: rate, burst: burst, interval: t, limit: float64(burst) * t}
+	return &GCRA{rate: rate, burst: burst, interval: t, perNs: rate / 1e9, limit: float64(burst) * t}
 }
 
 // Spec implements Limiter.
@@ -69,7 +70,7 @@ func (l *GCRA) Allow(key string, now time.Duration, cost int64) Decision {
 // A tolerance in units (the old "+ 1e-9") is over 1 ns when T > 1 s and
 // counted a request that Allow rejects.
 func (l *GCRA) remaining(ahead float64) int64 {
-	k := floorUnits((l.limit - ahead + 1) / l.interval)
+	k := floorUnits((l.limit - ahead + 1) * l.perNs)
 	if k > 0 && ahead+float64(k)*l.interval-l.limit >= 1 {
 		k--
 	} else if k < l.burst && ahead+float64(k+1)*l.interval-l.limit < 1 {

@@ -23,6 +23,7 @@ type LeakyBucket struct {
 	rate     float64
 	queue    int64
 	interval float64 // T in nanoseconds
+	perNs    float64 // 1/T: requests per nanosecond
 	maxWait  float64 // queue·T in nanoseconds
 	queues   table[leakyState]
 }
@@ -37,7 +38,7 @@ var _ Limiter = (*LeakyBucket)(nil)
 
 func newLeakyBucket(rate float64, queue int64) *LeakyBucket {
 	t := 1e9 / rate
-	return &LeakyBucket{rate: rate, queue: queue, interval: t, maxWait: float64(queue) * t}
+	return &LeakyBucket{rate: rate, queue: queue, interval: t, perNs: rate / 1e9, maxWait: float64(queue) * t}
 }
 
 // Spec implements Limiter.
@@ -86,7 +87,7 @@ func roundDelay(ns float64) time.Duration {
 // a nanosecond (the old "room + 0.5") missed one when T is not whole and the
 // drain frees in under 1 ns.
 func (l *LeakyBucket) remaining(backlog float64) int64 {
-	k := floorUnits((l.maxWait-backlog+1)/l.interval) + 1
+	k := floorUnits((l.maxWait-backlog+1)*l.perNs) + 1
 	if k > 0 && backlog+float64(k-1)*l.interval-l.maxWait >= 1 {
 		k--
 	} else if k <= l.queue && backlog+float64(k)*l.interval-l.maxWait < 1 {

@@ -228,6 +228,13 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 	return res, nil
 }
 
+// A lane reclaims rested keys every reclaimEvery+1 arrivals once more than
+// reclaimAbove keys hold state.
+const (
+	reclaimEvery = 1<<16 - 1
+	reclaimAbove = 4096
+)
+
 // order lists arrival indices in time order; nil means the input is
 // already sorted.
 type order []int32
@@ -319,6 +326,9 @@ type runner struct {
 	spans   spanCounter
 	pending releases // shapers: release times not yet counted
 	delays  delayHistogram
+	retries retryQueue // with a retry policy: retries not yet decided
+	rng     *rand.Rand // with a retry policy: jitter
+	seq     int64      // retries scheduled so far, to break ties
 }
 
 // advance closes bins until the one holding t is the last.
@@ -347,11 +357,8 @@ func (r *runner) closeBin() {
 
 // release counts a shaper's releases up to t in the span counters.
 func (r *runner) release(t time.Duration) {
-	q := &r.pending
-	for q.n > 0 && q.ring[q.head] <= t {
-		r.spans.add(q.ring[q.head])
-		q.head = (q.head + 1) & (len(q.ring) - 1)
-		q.n--
+	for !r.pending.empty() && r.pending.next() <= t {
+		r.spans.add(r.pending.pop())
 	}
 }
 
@@ -384,34 +391,40 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 	return d
 }
 
+// schedule queues retry number attempt of a request rejected at at with d,
+// or counts the client as given up.
+func (r *runner) schedule(at time.Duration, key string, cost int64, attempt int, d Decision) {
+	if attempt > r.retry.Attempts || (r.retry.HonorRetryAfter && d.RetryAfter() == Never) {
+		r.sum.GaveUp++
+		return
+	}
+	wait := r.retry.Backoff(attempt, d.RetryAfter())
+	if r.retry.Jitter > 0 {
+		wait += time.Duration(r.rng.Float64() * r.retry.Jitter * float64(wait))
+	}
+	r.seq++
+	heap.Push(&r.retries, pending{at: at + wait, seq: r.seq, key: key, cost: cost, attempt: attempt})
+}
+
+// retryUntil decides every queued retry due before t, in time order.
+func (r *runner) retryUntil(t time.Duration) {
+	for len(r.retries) > 0 && r.retries[0].at < t {
+		p := heap.Pop(&r.retries).(pending)
+		r.sum.Retries++
+		if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
+			r.schedule(p.at, p.key, p.cost, p.attempt+1, d)
+		}
+	}
+}
+
 func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until time.Duration, check bool) (LaneResult, error) {
 	out := LaneResult{Lane: lane}
 	if keep {
 		out.Decisions = make([]Decision, len(arrivals))
 	}
 	r.sum.FirstRejection = -1
-	var (
-		retries retryQueue
-		rng     *rand.Rand
-		seq     int64
-	)
 	if r.retry != nil {
-		rng = rand.New(rand.NewPCG(r.retry.Seed, 0x7e7)) // the same stream in every lane
-	}
-	schedule := func(at time.Duration, key string, cost int64, attempt int, d Decision) {
-		if r.retry == nil {
-			return
-		}
-		if attempt > r.retry.Attempts || (r.retry.HonorRetryAfter && d.RetryAfter() == Never) {
-			r.sum.GaveUp++
-			return
-		}
-		wait := r.retry.Backoff(attempt, d.RetryAfter())
-		if r.retry.Jitter > 0 {
-			wait += time.Duration(rng.Float64() * r.retry.Jitter * float64(wait))
-		}
-		seq++
-		heap.Push(&retries, pending{at: at + wait, seq: seq, key: key, cost: cost, attempt: attempt})
+		r.rng = rand.New(rand.NewPCG(r.retry.Seed, 0x7e7)) // the same stream in every lane
 	}
 	prev := time.Duration(0)
 	for i := 0; i < len(arrivals); i++ {
@@ -426,28 +439,24 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 			}
 			prev = a.At
 		}
-		// Retries due before this arrival go first.
-		for len(retries) > 0 && retries[0].at < a.At {
-			p := heap.Pop(&retries).(pending)
-			r.sum.Retries++
-			if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
-				schedule(p.at, p.key, p.cost, p.attempt+1, d)
-			}
+		if r.retry != nil {
+			r.retryUntil(a.At) // retries due before this arrival go first
 		}
 		d := r.decide(a.At, a.Key, a.Cost)
+		if i&reclaimEvery == reclaimEvery && r.lim.Keys() > reclaimAbove {
+			// Drop rested keys so a run over many clients holds only
+			// the active ones; decisions do not change.
+			r.lim.Reclaim(a.At)
+		}
 		if keep {
 			out.Decisions[idx] = d
 		}
-		if !d.Allowed {
-			schedule(a.At, a.Key, a.Cost, 1, d)
+		if !d.Allowed && r.retry != nil {
+			r.schedule(a.At, a.Key, a.Cost, 1, d)
 		}
 	}
-	for len(retries) > 0 {
-		p := heap.Pop(&retries).(pending)
-		r.sum.Retries++
-		if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
-			schedule(p.at, p.key, p.cost, p.attempt+1, d)
-		}
+	if r.retry != nil {
+		r.retryUntil(Never)
 	}
 	if until > 0 {
 		r.advance(until)
@@ -466,6 +475,7 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 		r.sum.DelayP99 = r.delays.quantile(0.99)
 		r.sum.DelayMax = r.delays.max
 	}
+	r.spans.flush()
 	r.sum.MaxIn1s, r.sum.MaxInWindow = r.spans.bestShort, r.spans.bestLong
 	if r.sum.Offered > 0 {
 		r.sum.AdmittedShare = float64(r.sum.Admitted) / float64(r.sum.Offered)
@@ -477,30 +487,45 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 // spanCounter finds the most events in any span (t−short, t] and in any
 // span (t−long, t] of a non-decreasing stream of times. It keeps only the
 // times inside the longer span, in a ring whose size is a power of two;
-// indices grow without wrapping and are masked on use.
+// indices grow without wrapping and are masked on use. Times are batched so
+// that add is a store the compiler inlines into the simulator's loop.
 type spanCounter struct {
 	short, long         time.Duration
 	ring                []time.Duration
 	tail, hs, hl        int // next write; oldest inside the short and long span
 	bestShort, bestLong int64
+	batch               [256]time.Duration
+	n                   int // times in batch
 }
 
 func (c *spanCounter) add(t time.Duration) {
-	if c.tail-min(c.hs, c.hl) == len(c.ring) {
-		c.grow()
+	c.batch[c.n] = t
+	c.n++
+	if c.n == len(c.batch) {
+		c.flush()
 	}
-	mask := len(c.ring) - 1
-	c.ring[c.tail&mask] = t
-	c.tail++
-	// Both loops stop at the entry just written, which is inside its span.
-	for c.ring[c.hs&mask] <= t-c.short {
-		c.hs++
+}
+
+// flush counts the batched times.
+func (c *spanCounter) flush() {
+	for _, t := range c.batch[:c.n] {
+		if c.tail-min(c.hs, c.hl) == len(c.ring) {
+			c.grow()
+		}
+		mask := len(c.ring) - 1
+		c.ring[c.tail&mask] = t
+		c.tail++
+		// Both loops stop at the entry just written, which is inside its span.
+		for c.ring[c.hs&mask] <= t-c.short {
+			c.hs++
+		}
+		for c.ring[c.hl&mask] <= t-c.long {
+			c.hl++
+		}
+		c.bestShort = max(c.bestShort, int64(c.tail-c.hs))
+		c.bestLong = max(c.bestLong, int64(c.tail-c.hl))
 	}
-	for c.ring[c.hl&mask] <= t-c.long {
-		c.hl++
-	}
-	c.bestShort = max(c.bestShort, int64(c.tail-c.hs))
-	c.bestLong = max(c.bestLong, int64(c.tail-c.hl))
+	c.n = 0
 }
 
 func (c *spanCounter) grow() {
@@ -512,32 +537,84 @@ func (c *spanCounter) grow() {
 }
 
 // releases holds a shaper's release times (arrival + delay) that are still
-// in the future, sorted, so they can be fed to the span counters in time
-// order: every later arrival is released no earlier than it arrives, so all
-// releases before the current arrival are final. For one key releases come
-// in order and insertion is O(1).
+// in the future, so they reach the span counters in time order: every later
+// arrival is released no earlier than it arrives, so all releases up to the
+// current arrival are final. Releases that come in order (always, for one
+// key) go to a FIFO ring; the rest to a binary min-heap; the earliest of
+// the two heads comes out first.
 type releases struct {
-	ring    []time.Duration
-	head, n int
+	fifo       []time.Duration // ring, size a power of two
+	head, tail int             // indices grow without wrapping
+	heap       []time.Duration
 }
 
-func (q *releases) at(i int) *time.Duration { return &q.ring[(q.head+i)&(len(q.ring)-1)] }
+func (q *releases) empty() bool { return q.head == q.tail && len(q.heap) == 0 }
+
+// next returns the earliest release; q must not be empty.
+func (q *releases) next() time.Duration {
+	if q.head == q.tail || (len(q.heap) > 0 && q.heap[0] < q.fifo[q.head&(len(q.fifo)-1)]) {
+		return q.heap[0]
+	}
+	return q.fifo[q.head&(len(q.fifo)-1)]
+}
 
 func (q *releases) push(t time.Duration) {
-	if q.n == len(q.ring) {
-		ring := make([]time.Duration, max(16, 2*len(q.ring)))
-		for i := 0; i < q.n; i++ {
-			ring[i] = *q.at(i)
+	if q.head == q.tail || t >= q.fifo[(q.tail-1)&(len(q.fifo)-1)] {
+		if q.tail-q.head == len(q.fifo) {
+			old := q.fifo
+			q.fifo = make([]time.Duration, max(16, 2*len(old)))
+			for i := q.head; i < q.tail; i++ {
+				q.fifo[i&(len(q.fifo)-1)] = old[i&(len(old)-1)]
+			}
 		}
-		q.ring, q.head = ring, 0
+		q.fifo[q.tail&(len(q.fifo)-1)] = t
+		q.tail++
+		return
 	}
-	i := q.n
-	for i > 0 && *q.at(i - 1) > t {
-		*q.at(i) = *q.at(i - 1)
-		i--
+	h := append(q.heap, t)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
 	}
-	*q.at(i) = t
-	q.n++
+	q.heap = h
+}
+
+// pop removes and returns the earliest release; q must not be empty.
+func (q *releases) pop() time.Duration {
+	if q.head == q.tail || (len(q.heap) > 0 && q.heap[0] < q.fifo[q.head&(len(q.fifo)-1)]) {
+		return q.popHeap()
+	}
+	t := q.fifo[q.head&(len(q.fifo)-1)]
+	q.head++
+	return t
+}
+
+func (q *releases) popHeap() time.Duration {
+	h := q.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < last && h[l] < h[small] {
+			small = l
+		}
+		if r := l + 1; r < last && h[r] < h[small] {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		h[i], h[small] = h[small], h[i]
+		i = small
+	}
+	q.heap = h
+	return top
 }
 
 // delayHistogram counts durations in log-linear buckets: exact below 128 ns,

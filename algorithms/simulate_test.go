@@ -325,3 +325,34 @@ func TestSimulateValidation(t *testing.T) {
 		t.Errorf("got %v; want arrivals[2].cost", err)
 	}
 }
+
+func TestSimulateReclaimKeepsDecisions(t *testing.T) {
+	// 200 000 arrivals from 50 000 clients, so the lanes reclaim rested
+	// keys as they go; every decision must equal a plain loop's that never
+	// reclaims.
+	tr := generate(t, algorithms.Pattern{Name: algorithms.PatternPoisson, Rate: 0.2, Duration: 20 * time.Second, Clients: 50_000, Seed: 11})
+	if len(tr.Arrivals) < 150_000 {
+		t.Fatalf("only %d arrivals", len(tr.Arrivals))
+	}
+	specs := sixSpecs()
+	for i := range specs {
+		if specs[i].Rate != 0 {
+			specs[i].Rate = 0.1
+		}
+	}
+	res := simulate(t, algorithms.Simulation{Lanes: lanes(specs...), Traffic: tr, Decisions: true})
+	for li, spec := range specs {
+		lim, err := algorithms.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range tr.Arrivals {
+			if d := lim.Allow(a.Key, a.At, a.Cost); d != res.Lanes[li].Decisions[i] {
+				t.Fatalf("%s arrival %d: simulate %+v, plain loop %+v", spec, i, res.Lanes[li].Decisions[i], d)
+			}
+		}
+		if lim.Keys() < 40_000 {
+			t.Fatalf("%s: the plain loop holds %d keys; want the test to need reclaiming", spec, lim.Keys())
+		}
+	}
+}

@@ -46,7 +46,7 @@ func (l *SlidingLog) Spec() Spec {
 // Keys implements Limiter.
 func (l *SlidingLog) Keys() int { return l.logs.len() }
 
-func (s *slidingLogState) at(i int) *logEntry { return &s.ring[(s.head+i)%len(s.ring)] }
+func (s *slidingLogState) at(i int) *logEntry { return &s.ring[(s.head+i)&(len(s.ring)-1)] }
 
 // expire drops entries at or before now−W: they are outside (now−W, now].
 func (s *slidingLogState) expire(now, window time.Duration) {
@@ -56,10 +56,7 @@ func (s *slidingLogState) expire(now, window time.Duration) {
 			return
 		}
 		s.base = e.cum
-		s.head++
-		if s.head == len(s.ring) {
-			s.head = 0
-		}
+		s.head = (s.head + 1) & (len(s.ring) - 1)
 		s.n--
 	}
 }
@@ -106,7 +103,7 @@ func (l *SlidingLog) Allow(key string, now time.Duration, cost int64) Decision {
 		s.at(s.n - 1).cum = s.total
 	} else {
 		if s.n == len(s.ring) {
-			s.grow(l.limit)
+			s.grow()
 		}
 		*s.at(s.n) = logEntry{at: now, cum: s.total}
 		s.n++
@@ -114,15 +111,12 @@ func (l *SlidingLog) Allow(key string, now time.Duration, cost int64) Decision {
 	return Decision{Allowed: true, Remaining: l.limit - (s.total - s.base), Reset: lag + l.window}
 }
 
-// grow doubles the ring, up to limit entries, keeping the order.
-func (s *slidingLogState) grow(limit int64) {
-	c := 2 * len(s.ring)
-	if c < 4 {
-		c = 4
-	}
-	if int64(c) > limit {
-		c = int(limit)
-	}
+// grow doubles the ring, keeping the order. Sizes are powers of two so
+// indices wrap with a mask. A full ring of fewer than limit entries is the
+// only one that grows (limit entries of cost ≥ 1 leave no room to admit),
+// so the ring stays under max(4, 2·limit).
+func (s *slidingLogState) grow() {
+	c := max(4, 2*len(s.ring))
 	ring := make([]logEntry, c)
 	for i := 0; i < s.n; i++ {
 		ring[i] = *s.at(i)

@@ -16,6 +16,7 @@ import "time"
 type TokenBucket struct {
 	rate    float64 // tokens per second
 	perNs   float64 // tokens per nanosecond
+	nsPer   float64 // nanoseconds per token
 	burst   int64
 	fburst  float64
 	buckets table[tokenBucketState]
@@ -30,7 +31,7 @@ type tokenBucketState struct {
 var _ Limiter = (*TokenBucket)(nil)
 
 func newTokenBucket(rate float64, burst int64) *TokenBucket {
-	return &TokenBucket{rate: rate, perNs: rate / 1e9, burst: burst, fburst: float64(burst)}
+	return &TokenBucket{rate: rate, perNs: rate / 1e9, nsPer: 1e9 / rate, burst: burst, fburst: float64(burst)}
 }
 
 // Spec implements Limiter.
@@ -62,28 +63,28 @@ func (l *TokenBucket) Allow(key string, now time.Duration, cost int64) Decision 
 	}
 	d := l.deficitAt(s, now)
 	if cost <= 0 {
-		return Decision{Allowed: true, Remaining: l.remaining(d), Reset: lag + ceilDuration(d/l.perNs)}
+		return Decision{Allowed: true, Remaining: l.remaining(d), Reset: lag + ceilDuration(d*l.nsPer)}
 	}
 	if cost > l.burst {
-		return Decision{Remaining: l.remaining(d), Wait: Never, Reset: lag + ceilDuration(d/l.perNs)}
+		return Decision{Remaining: l.remaining(d), Wait: Never, Reset: lag + ceilDuration(d*l.nsPer)}
 	}
 	after := d + float64(cost)
-	if wait := (after - l.fburst) / l.perNs; wait >= 1 {
-		return Decision{Remaining: l.remaining(d), Wait: lag + ceilDuration(wait), Reset: lag + ceilDuration(d/l.perNs)}
+	if wait := (after - l.fburst) * l.nsPer; wait >= 1 {
+		return Decision{Remaining: l.remaining(d), Wait: lag + ceilDuration(wait), Reset: lag + ceilDuration(d*l.nsPer)}
 	}
 	s.deficit, s.last = after, now
-	return Decision{Allowed: true, Remaining: l.remaining(after), Reset: lag + ceilDuration(after/l.perNs)}
+	return Decision{Allowed: true, Remaining: l.remaining(after), Reset: lag + ceilDuration(after*l.nsPer)}
 }
 
 // remaining is how many cost-1 requests Allow would still admit with deficit
-// d: the largest k with (d + k − burst)/perNs < 1, a wait under 1 ns. A
-// tolerance in tokens (the old "+ 1e-9") is over 1 ns of refill below 1 r/s
-// and counted a request that Allow rejects.
+// d: the largest k whose wait (d + k − burst)·nsPer is under 1 ns, by the
+// same expression as Allow, so the two never disagree. (A plain tolerance
+// in tokens is more than 1 ns of refill below 1 r/s.)
 func (l *TokenBucket) remaining(d float64) int64 {
 	k := floorUnits(l.fburst - d + l.perNs)
-	if k > 0 && (d+float64(k)-l.fburst)/l.perNs >= 1 {
+	if k > 0 && (d+float64(k)-l.fburst)*l.nsPer >= 1 {
 		k--
-	} else if k < l.burst && (d+float64(k+1)-l.fburst)/l.perNs < 1 {
+	} else if k < l.burst && (d+float64(k+1)-l.fburst)*l.nsPer < 1 {
 		k++
 	}
 	return k
