@@ -273,6 +273,18 @@ func (g *generator) add(at time.Duration, key string) bool {
 	return true
 }
 
+// poisson adds arrivals from key with exponential gaps at rate per second
+// until duration.
+func (g *generator) poisson(rng *rand.Rand, key string, rate float64, duration time.Duration) {
+	t := 0.0
+	for {
+		t += rng.ExpFloat64() / rate
+		if at := time.Duration(math.Round(t * 1e9)); at >= duration || !g.add(at, key) {
+			return
+		}
+	}
+}
+
 // clientKey is the key of client i (0-based): "client-1", "client-2", …
 func clientKey(i int) string { return "client-" + strconv.Itoa(i+1) }
 
@@ -309,15 +321,7 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 		}
 	case PatternPoisson:
 		for c := 0; c < p.Clients && g.err == nil; c++ {
-			key := clientKey(c)
-			t := 0.0
-			for {
-				t += rng.ExpFloat64() / p.Rate
-				at := sec(t)
-				if at >= p.Duration || !g.add(at, key) {
-					break
-				}
-			}
+			g.poisson(rng, clientKey(c), p.Rate, p.Duration)
 		}
 	case PatternIdleThenBurst:
 		for i := 0; i < p.Count && g.add(p.Idle, clientKey(0)); i++ {
@@ -388,14 +392,7 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 			if p.KeyBy == "ip" {
 				key = SharedIPAddress
 			}
-			t := 0.0
-			for {
-				t += rng.ExpFloat64() / p.Rate
-				at := sec(t)
-				if at >= p.Duration || !g.add(at, key) {
-					break
-				}
-			}
+			g.poisson(rng, key, p.Rate, p.Duration)
 		}
 	}
 	if g.err != nil {
