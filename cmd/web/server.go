@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -35,6 +36,9 @@ func newServer(cfg config) *echo.Echo {
 
 	e.GET("/", handleHome)
 	e.GET("/healthz", handleHealthz)
+	e.POST("/api/v1/calc", handleCalc)
+	e.POST("/api/v1/calc/reverse", handleReverse)
+	e.GET("/api/openapi.json", handleOpenAPI)
 	e.GET("/static/*", echo.StaticDirectoryHandler(static.FS, true), cacheControl(staticCacheControl))
 
 	return e
@@ -60,9 +64,11 @@ func render(c echo.Context, status int, comp templ.Component) error {
 }
 
 // errorHandler is the one place where errors become responses. An
+// invalidRequest is a 422 listing every problem by field; an
 // *echo.HTTPError keeps its status and message; any other error is a 500
-// whose details go to the log, never to the client. Error responses are
-// plain text and never cached.
+// whose details go to the log, never to the client. Under /api/ errors are
+// JSON ({"errors":[{"field":…,"message":…}]}), elsewhere plain text; none
+// are cached.
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -72,6 +78,13 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		req := c.Request()
+		var inv *invalidRequest
+		if errors.As(err, &inv) {
+			if werr := writeJSON(c, http.StatusUnprocessableEntity, map[string]any{"errors": inv.problems}); werr != nil {
+				logger.WarnContext(req.Context(), "writing error response", "path", req.URL.Path, "err", werr)
+			}
+			return
+		}
 		code := http.StatusInternalServerError
 		msg := http.StatusText(code)
 		var he *echo.HTTPError
@@ -90,9 +103,13 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		h.Del(echo.HeaderCacheControl)
 		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
 		var werr error
-		if req.Method == http.MethodHead {
+		switch {
+		case req.Method == http.MethodHead:
 			werr = c.NoContent(code)
-		} else {
+		case strings.HasPrefix(req.URL.Path, "/api/"):
+			// API clients get the same shape as a 422.
+			werr = writeJSON(c, code, map[string]any{"errors": []fieldProblem{{Message: msg}}})
+		default:
 			werr = c.String(code, msg)
 		}
 		if werr != nil {
