@@ -1,13 +1,55 @@
 // Package static owns the files the web server serves under /static/: the
-// stylesheet now, and later the vendored chart and htmx scripts with the
-// one script that initialises the charts. Everything is embedded in the
-// binary, so the server needs no files on disk and no CDN.
+// stylesheet, the vendored chart and htmx scripts and the one script that
+// initialises the charts. Everything is embedded in the binary, so the
+// server needs no files on disk and no CDN.
 package static
 
-import "embed"
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"sync"
+)
 
 // FS holds the embedded assets. A file at css/app.css is served at
 // /static/css/app.css.
 //
 //go:embed css
 var FS embed.FS
+
+var (
+	hashesOnce sync.Once
+	hashes     map[string]string // asset name → first 12 hex digits of its SHA-256
+)
+
+// Path returns the URL of the embedded asset name ("css/app.css") with a
+// version taken from its content, "/static/css/app.css?v=1a2b3c4d5e6f", so
+// pages can let browsers cache assets for a year: a changed file gets a new
+// URL. It panics on a name that is not embedded, a programming error that
+// any page test catches.
+func Path(name string) string {
+	hashesOnce.Do(func() {
+		hashes = map[string]string{}
+		err := fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := FS.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			hashes[p] = hex.EncodeToString(sum[:])[:12]
+			return nil
+		})
+		if err != nil {
+			panic("static: " + err.Error())
+		}
+	})
+	v, ok := hashes[name]
+	if !ok {
+		panic("static: no embedded asset " + name)
+	}
+	return "/static/" + name + "?v=" + v
+}

@@ -65,8 +65,8 @@ func TestLayoutLoadsOnlyLocalAssets(t *testing.T) {
 		t.Fatalf("stylesheets: got %d, want 1", links.Length())
 	}
 	links.Each(func(_ int, s *goquery.Selection) {
-		if href := s.AttrOr("href", ""); href != "/static/css/app.css" {
-			t.Errorf("stylesheet href: got %q, want /static/css/app.css", href)
+		if href := s.AttrOr("href", ""); !strings.HasPrefix(href, "/static/css/app.css?v=") {
+			t.Errorf("stylesheet href: got %q, want /static/css/app.css with a content version", href)
 		}
 	})
 }
