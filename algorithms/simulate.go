@@ -220,7 +220,11 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 			bin: bin, focus: focus, retry: s.Traffic.Retry,
 			spans: spanCounter{short: time.Second, long: window},
 		}
-		res.Lanes[i], err = r.run(lane, arrivals, ord, s.Decisions, s.Until, check && i == 0)
+		last := time.Duration(0)
+		if len(arrivals) > 0 {
+			last = arrivals[ord.at(len(arrivals)-1)].At
+		}
+		res.Lanes[i], err = r.run(lane, arrivals, ord, s.Decisions, s.Until, check && i == 0, last)
 		if err != nil {
 			return Result{}, err
 		}
@@ -417,7 +421,11 @@ func (r *runner) retryUntil(t time.Duration) {
 	}
 }
 
-func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until time.Duration, check bool) (LaneResult, error) {
+// run decides every arrival in the order ord. With check it validates each
+// arrival and that the order is sorted, stopping with errUnsorted at the
+// first arrival earlier than the one before it or later than last (the
+// time the bins were planned for), before any bin is made for it.
+func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until time.Duration, check bool, last time.Duration) (LaneResult, error) {
 	out := LaneResult{Lane: lane}
 	if keep {
 		out.Decisions = make([]Decision, len(arrivals))
@@ -434,7 +442,7 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 			if !validArrival(a) {
 				return out, arrivalError(idx, a)
 			}
-			if a.At < prev {
+			if a.At < prev || a.At > last {
 				return out, errUnsorted
 			}
 			prev = a.At

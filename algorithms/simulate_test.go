@@ -356,3 +356,18 @@ func TestSimulateReclaimKeepsDecisions(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulateUnsortedWithLateFirstArrivalChecksBins(t *testing.T) {
+	// The last arrival is at 0, so a plan from it alone would allow 1 ms
+	// bins; the first is a year in. The run must notice the order before
+	// making bins and answer that 1 ms bins are too many for a year.
+	as := []algorithms.Arrival{{At: algorithms.MaxWindow, Cost: 1}, {At: 0, Cost: 1}}
+	_, err := algorithms.Simulate(algorithms.Simulation{
+		Lanes:   lanes(algorithms.Spec{Algorithm: algorithms.NameSlidingLog, Limit: 3, Window: time.Minute}),
+		Traffic: algorithms.Traffic{Arrivals: as}, Bin: time.Millisecond,
+	})
+	var pe *algorithms.ParamError
+	if !errors.As(err, &pe) || pe.Field != "bin" {
+		t.Fatalf("got %v; want a bin error", err)
+	}
+}
