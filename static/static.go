@@ -15,7 +15,7 @@ import (
 // FS holds the embedded assets. A file at css/app.css is served at
 // /static/css/app.css.
 //
-//go:embed css
+//go:embed css img js vendor/*.js
 var FS embed.FS
 
 var (

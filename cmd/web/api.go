@@ -91,8 +91,10 @@ func jsonProblem(err error, limit int64) error {
 	)
 	switch {
 	case errors.As(err, &mbe):
+		// mbe.Limit, not limit: the server's own cap (bodyLimit) may be
+		// the tighter one.
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("the request body is larger than %d bytes", limit))
+			fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
 	case errors.As(err, &syn):
 		return invalid("", "invalid JSON at byte %d: %s", syn.Offset, syn.Error())
 	case errors.As(err, &typ):

@@ -13,12 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratelab/ratelab/static"
-	"github.com/ratelab/ratelab/views"
 )
-
-// staticCacheControl is sent with every embedded asset. The URLs carry no
-// content hash yet, so the cache is kept short.
-const staticCacheControl = "public, max-age=3600"
 
 // newServer builds the HTTP handler. Every route is listed here, and nowhere
 // else, so tests exercise the very server that runs.
@@ -32,20 +27,29 @@ func newServer(cfg config) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(logger)
-	e.Use(requestLogger(logger), recoverPanics())
+	e.IPExtractor = ipExtractor(cfg.trustedProxies)
+	m := newMetrics()
+	e.Use(
+		m.middleware(), // outermost, so it sees the status the client got
+		securityHeaders(),
+		requestLogger(logger),
+		recoverPanics(),
+		bodyLimit(cfg.apiBodyLimit),
+		apiRateLimit(cfg, m), // /api/ only
+		compress(),
+	)
 
-	e.GET("/", handleHome)
+	e.GET(designerPath, handleDesigner)
+	e.GET(resultsPath, handleDesignerResults)
 	e.GET("/healthz", handleHealthz)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)
+	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals))
 	e.GET("/api/openapi.json", handleOpenAPI)
-	e.GET("/static/*", echo.StaticDirectoryHandler(static.FS, true), cacheControl(staticCacheControl))
+	e.GET("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache())
+	e.GET("/metrics", m.handler)
 
 	return e
-}
-
-func handleHome(c echo.Context) error {
-	return render(c, http.StatusOK, views.Home(views.HomeView{Title: "ratelab"}))
 }
 
 func handleHealthz(c echo.Context) error {
@@ -125,6 +129,7 @@ func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 		HandleError:     true,
 		LogMethod:       true,
 		LogURI:          true,
+		LogRemoteIP:     true,
 		LogStatus:       true,
 		LogLatency:      true,
 		LogResponseSize: true,
@@ -137,6 +142,8 @@ func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
 				slog.String("uri", v.URI),
+				slog.String("route", routeLabel(c)),
+				slog.String("remote_ip", v.RemoteIP),
 				slog.Int("status", v.Status),
 				slog.Duration("latency", v.Latency),
 				slog.Int64("bytes", v.ResponseSize),

@@ -1,0 +1,524 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/views"
+)
+
+// getDoc fetches target from the real server and parses the HTML; the
+// status must be 200.
+func getDoc(t *testing.T, target string, header ...string) (*goquery.Document, *httptest.ResponseRecorder) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	newServer(config{}).ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %.200s: status %d, want 200\n%.500s", target, rec.Code, rec.Body.String())
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, rec
+}
+
+func testid(doc *goquery.Document, id string) *goquery.Selection {
+	return doc.Find(`[data-testid="` + id + `"]`)
+}
+
+// fullDesign uses every section of the form.
+var fullDesign = url.Values{
+	"capacity": {"20000"}, "headroom": {"0.25"}, "replicas": {"5"}, "enforcement": {"local"},
+	"p50": {"5"}, "p95": {"30"}, "p99": {"50"}, "percentile_unit": {"second"}, "margin": {"2"},
+	"peak": {"300"}, "peak_seconds": {"2"}, "window": {"60"}, "max_delay": {"2"},
+	"tiers.0.name": {"anonymous"}, "tiers.0.clients": {"100"}, "tiers.0.multiplier": {"0.5"},
+	"tiers.3.name": {"paid"}, "tiers.3.clients": {"20"}, "tiers.3.multiplier": {"4"},
+	"endpoints.0.method": {"GET"}, "endpoints.0.path": {"/v1/reports"}, "endpoints.0.cost": {"8"},
+	"retry.base": {"1"}, "retry.factor": {"2"}, "retry.cap": {"30"}, "retry.attempts": {"4"}, "retry.jitter": {"0.25"},
+	"pattern": {"periodic_bursts"}, "pattern.count": {"300"}, "pattern.period": {"10"}, "pattern.duration": {"30"}, "pattern.cost": {"1"},
+}
+
+// TestDesignURLRoundTrips loads a design URL and finds every value in its
+// input, and the canonical query (the pushed URL) gives the same form.
+func TestDesignURLRoundTrips(t *testing.T) {
+	doc, _ := getDoc(t, "/?"+fullDesign.Encode())
+	for name, vs := range fullDesign {
+		field := doc.Find(`[name="` + name + `"]`)
+		if field.Length() != 1 {
+			t.Errorf("%s: %d fields, want 1", name, field.Length())
+			continue
+		}
+		got := field.AttrOr("value", "")
+		if goquery.NodeName(field) == "select" {
+			got = field.Find("option[selected]").AttrOr("value", "")
+		}
+		if got != vs[0] {
+			t.Errorf("%s: field shows %q, want %q", name, got, vs[0])
+		}
+	}
+	if n := testid(doc, "problem").Length(); n != 0 {
+		t.Errorf("the full design has %d problems: %s", n, testid(doc, "problems").Text())
+	}
+	if n := doc.Find(".field-msg:not(:empty)").Length(); n != 0 {
+		t.Errorf("%d field messages on a valid design", n)
+	}
+
+	// The link in the results is the canonical URL, which parses to the
+	// same design.
+	link := testid(doc, "design-link").AttrOr("href", "")
+	u, err := url.Parse(link)
+	if err != nil || u.Path != "/" {
+		t.Fatalf("design link %q", link)
+	}
+	if got := u.Query(); !equalValues(got, fullDesign) {
+		t.Errorf("canonical query %q differs from the design", u.RawQuery)
+	}
+	want, _ := calc.Size(parseDesign(fullDesign).input)
+	again := parseDesign(u.Query())
+	got, err := calc.Size(again.input)
+	if err != nil || got.Rate != want.Rate || got.Burst != want.Burst || len(got.Tiers) != 2 {
+		t.Errorf("the canonical URL sizes differently: %v", err)
+	}
+}
+
+func equalValues(a, b url.Values) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if len(b[k]) == 0 || b[k][0] != v[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestEmptyQueryIsTheExampleDesign(t *testing.T) {
+	doc, _ := getDoc(t, "/")
+	if got := doc.Find("#f-capacity").AttrOr("value", ""); got != "2000" {
+		t.Errorf("capacity: got %q, want the example's 2000", got)
+	}
+	if got := testid(doc, "summary-rate").Text(); got != "10 requests/s" {
+		t.Errorf("rate: got %q, want 10 requests/s", got)
+	}
+	if n := doc.Find(`[data-testid="algorithms"] article`).Length(); n != 6 {
+		t.Errorf("algorithm cards: got %d, want 6", n)
+	}
+	if n := doc.Find("[data-chart-option]").Length(); n != 6 {
+		t.Errorf("charts: got %d, want 6", n)
+	}
+	for _, id := range []string{"checks", "headers", "backoff", "share"} {
+		if testid(doc, id).Length() != 1 {
+			t.Errorf("no %s", id)
+		}
+	}
+	// Nine patterns to choose from.
+	if n := doc.Find(`#f-pattern option`).Length(); n != len(algorithms.Patterns) {
+		t.Errorf("pattern options: got %d, want %d", n, len(algorithms.Patterns))
+	}
+}
+
+func TestResultsFragment(t *testing.T) {
+	q := "capacity=2000&clients=200&p99=5&p99=7&unknown=1&pattern=idle_then_burst&pattern.count=300"
+	frag, rec := getDoc(t, "/designer/results?"+q, "HX-Request", "true")
+	if got, want := rec.Header().Get("HX-Push-Url"), "/?capacity=2000&clients=200&p99=5&pattern=idle_then_burst&pattern.count=300"; got != want {
+		t.Errorf("HX-Push-Url: got %q, want %q", got, want)
+	}
+	body := rec.Body.String()
+	if strings.Contains(body, "<html") || strings.Contains(body, "<form") {
+		t.Error("the fragment holds more than the results")
+	}
+	if n := testid(frag, "results").Length(); n != 1 {
+		t.Fatalf("results: got %d", n)
+	}
+	if frag.Find(`#msg-capacity[hx-swap-oob="true"]`).Length() != 1 {
+		t.Error("no out-of-band message for capacity")
+	}
+
+	// The page renders the same results component for the same design.
+	page, _ := getDoc(t, "/?"+q)
+	for _, sel := range []string{`[data-testid="summary"] .value`, `[data-testid="check"]`, `[data-testid="algorithms"] .value`, "[data-chart-option]", "table"} {
+		a, b := page.Find(`[data-testid="results"] `+sel), frag.Find(`[data-testid="results"] `+sel)
+		if a.Length() != b.Length() || a.Text() != b.Text() {
+			t.Errorf("%s: page and fragment differ (%d vs %d elements)", sel, a.Length(), b.Length())
+		}
+	}
+	pageIDs, fragIDs := testids(page.Find(`[data-testid="results"]`)), testids(frag.Find(`[data-testid="results"]`))
+	if strings.Join(pageIDs, " ") != strings.Join(fragIDs, " ") {
+		t.Errorf("page results %v, fragment results %v", pageIDs, fragIDs)
+	}
+}
+
+func testids(s *goquery.Selection) []string {
+	var ids []string
+	s.Find("[data-testid]").Each(func(_ int, e *goquery.Selection) { ids = append(ids, e.AttrOr("data-testid", "")) })
+	return ids
+}
+
+// TestBadInputShowsNextToItsField: each bad value gets a message in the
+// element beside its input, the input is marked invalid, and the problems
+// list links to it.
+func TestBadInputShowsNextToItsField(t *testing.T) {
+	tests := []struct {
+		query, field, want string
+	}{
+		{"capacity=abc&clients=10", "capacity", "not a number"},
+		{"capacity=-1&clients=10", "capacity", "out of range"},
+		{"capacity=1000&clients=2.5", "clients", "not a whole number"},
+		{"capacity=1000&clients=10&p95=9&p99=3", "p99", "percentiles cannot decrease"},
+		{"capacity=1000&clients=10&enforcement=sideways", "enforcement", "shared"},
+		{"capacity=1000&tiers.0.name=paid&tiers.4.name=free&tiers.4.clients=0", "tiers.4.clients", "tiers.4.clients"},
+		{"capacity=1000&tiers.0.clients=10", "tiers.0.name", "name"},
+		{"capacity=1000&clients=10&endpoints.2.method=G E T&endpoints.2.path=/x", "endpoints.2.method", "HTTP method"},
+		{"capacity=1000&clients=10&retry.attempts=50", "retry.attempts", "[1, 20]"},
+		{"capacity=1000&clients=10&pattern=nope", "pattern", "not a pattern"},
+		{"capacity=1000&clients=10&pattern=steady&pattern.rate=0", "pattern.rate", "out of range"},
+		{"capacity=1000&clients=10&pattern=periodic_bursts&pattern.period=100&pattern.duration=10", "pattern.period", "no longer than duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			q, _ := url.ParseQuery(tt.query)
+			for _, path := range []string{"/", "/designer/results"} {
+				doc, _ := getDoc(t, path+"?"+q.Encode())
+				msg := testid(doc, "msg-"+tt.field)
+				if msg.Length() != 1 {
+					t.Fatalf("%s: %d message elements for %s", path, msg.Length(), tt.field)
+				}
+				if got := msg.Text(); !strings.Contains(got, tt.want) || !strings.HasPrefix(got, tt.field) {
+					t.Errorf("%s: message %q, want it to name %s and say %q", path, got, tt.field, tt.want)
+				}
+				if path == "/" {
+					if in := doc.Find("#" + fieldID(tt.field)); in.AttrOr("aria-invalid", "") != "true" {
+						t.Errorf("input %s is not marked invalid", fieldID(tt.field))
+					}
+				}
+			}
+			doc, _ := getDoc(t, "/?"+q.Encode())
+			if strings.HasPrefix(tt.field, "pattern") {
+				if got := testid(doc, "charts-error").Text(); !strings.Contains(got, tt.field) {
+					t.Errorf("charts error %q, want it to name %s", got, tt.field)
+				}
+				if testid(doc, "summary").Length() != 1 {
+					t.Error("a bad pattern hides the limits; want only the charts gone")
+				}
+				return
+			}
+			link := doc.Find(`[data-testid="problem"][data-field="` + tt.field + `"] a`)
+			if got := link.AttrOr("href", ""); got != "#"+fieldID(tt.field) {
+				t.Errorf("problem link: got %q, want #%s", got, fieldID(tt.field))
+			}
+			if testid(doc, "summary").Length() != 0 {
+				t.Error("results shown for a bad design")
+			}
+		})
+	}
+}
+
+// TestHostileQueriesAnswer200 sends what no form would: every query gets a
+// page (never a 500) with the offending field's message.
+func TestHostileQueriesAnswer200(t *testing.T) {
+	manyTiers := url.Values{"capacity": {"1000"}}
+	for i := range 4_000 { // 8001 parameters: net/url reads up to 10000
+		manyTiers.Set(fmt.Sprintf("tiers.%d.name", i), fmt.Sprintf("t%d", i))
+		manyTiers.Set(fmt.Sprintf("tiers.%d.clients", i), "1")
+	}
+	tests := []struct {
+		name, query, field string
+	}{
+		{"NaN", "capacity=NaN&clients=10", "capacity"},
+		{"Inf", "capacity=Inf&clients=10", "capacity"},
+		{"minus Inf", "capacity=1000&clients=10&p99=-Inf", "p99"},
+		{"1e400", "capacity=1e400&clients=10", "capacity"},
+		{"negative", "capacity=-1&clients=10", "capacity"},
+		{"negative headroom", "capacity=1000&clients=10&headroom=-1", "headroom"},
+		{"huge clients", "capacity=1000&clients=99999999999999999999", "clients"},
+		{"huge replicas", "capacity=1000&clients=10&replicas=1e300", "replicas"},
+		{"huge window", "capacity=1000&clients=10&window=1e300", "window"},
+		{"huge cost", "capacity=1000&clients=10&endpoints.0.method=GET&endpoints.0.path=/x&endpoints.0.cost=1e18", "endpoints.0.cost"},
+		{"4k tiers", manyTiers.Encode(), "tiers"},
+		{"row index past the form", "capacity=1000&tiers.100.name=x&tiers.100.clients=1", "tiers"},
+		{"unknown pattern", "capacity=1000&clients=10&pattern=%3Cscript%3E", "pattern"},
+		{"arrival cap", "capacity=1000&clients=10&pattern=idle_then_burst&pattern.count=1000000", "pattern"},
+		{"retry storm cap", "capacity=1000&clients=10&pattern=retry_storm&pattern.clients=100000", "pattern.clients"},
+		{"endless pattern", "capacity=1000&clients=10&pattern=steady&pattern.rate=1000000&pattern.duration=86400", "pattern"},
+		{"huge duration", "capacity=1000&clients=10&pattern=steady&pattern.duration=1e300", "pattern.duration"},
+		{"NaN jitter", "capacity=1000&clients=10&pattern=retry_storm&pattern.jitter=NaN", "pattern.jitter"},
+		{"negative seed", "capacity=1000&clients=10&pattern=poisson&pattern.seed=-1", "pattern.seed"},
+		{"bad key_by", "capacity=1000&clients=10&pattern=shared_ip&pattern.key_by=mac", "pattern.key_by"},
+		{"long value", "capacity=" + strings.Repeat("9", 5000) + "&clients=10", "capacity"},
+		{"bad escapes", "capacity=%zz&clients=10&p99=%ff%fe", "p99"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, path := range []string{"/", "/designer/results"} {
+				start := time.Now()
+				doc, _ := getDoc(t, path+"?"+tt.query)
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("%s took %v", path, d)
+				}
+				if got := testid(doc, "msg-"+tt.field).Text(); got == "" {
+					t.Errorf("%s: no message for %s", path, tt.field)
+				}
+				if n := doc.Find("script:not([src])").Length(); n != 0 {
+					t.Errorf("%s: %d inline scripts", path, n)
+				}
+			}
+		})
+	}
+}
+
+// TestTenThousandTiers: net/url refuses a query of more than 10000
+// parameters, and the page says so instead of guessing.
+func TestTenThousandTiers(t *testing.T) {
+	q := url.Values{"capacity": {"1000"}}
+	for i := range 10_000 {
+		q.Set(fmt.Sprintf("tiers.%d.name", i), fmt.Sprintf("t%d", i))
+		q.Set(fmt.Sprintf("tiers.%d.clients", i), "1")
+	}
+	for _, path := range []string{"/", "/designer/results"} {
+		doc, _ := getDoc(t, path+"?"+q.Encode())
+		if got := testid(doc, "problems").Text(); !strings.Contains(got, "cannot be read") {
+			t.Errorf("%s: problems %q, want the query refused", path, got)
+		}
+		if testid(doc, "summary").Length() != 0 {
+			t.Errorf("%s: results for an unreadable query", path)
+		}
+	}
+}
+
+func TestPatternCapNamesTheCap(t *testing.T) {
+	doc, _ := getDoc(t, "/?capacity=1000&clients=10&pattern=idle_then_burst&pattern.count=1000000")
+	if got := testid(doc, "msg-pattern").Text(); !strings.Contains(got, fmt.Sprint(maxChartArrivals)) {
+		t.Errorf("message %q, want it to name the cap %d", got, maxChartArrivals)
+	}
+}
+
+// TestPageHasNoInlineScriptAndVersionedAssets: no <script> without src, no
+// inline style, and every asset URL is versioned and served.
+func TestPageHasNoInlineScriptAndVersionedAssets(t *testing.T) {
+	doc, _ := getDoc(t, "/?"+fullDesign.Encode())
+	if n := doc.Find("script:not([src]), style, [style]").Length(); n != 0 {
+		t.Errorf("%d inline scripts or styles", n)
+	}
+	var assets []string
+	doc.Find("script[src], link[href]").Each(func(_ int, s *goquery.Selection) {
+		if v, ok := s.Attr("src"); ok {
+			assets = append(assets, v)
+		} else {
+			assets = append(assets, s.AttrOr("href", ""))
+		}
+	})
+	if len(assets) < 5 {
+		t.Errorf("assets: %q", assets)
+	}
+	for _, a := range assets {
+		if !strings.HasPrefix(a, "/static/") || !strings.Contains(a, "?v=") {
+			t.Errorf("asset %q: want a versioned /static/ URL", a)
+			continue
+		}
+		rec := serve(t, newServer(config{}), http.MethodGet, a)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s: %d", a, rec.Code)
+		}
+	}
+}
+
+// chartOption is the part of an echarts option the tests read.
+type chartOption struct {
+	Series []struct {
+		Name string `json:"name"`
+		Data []struct {
+			Value [2]float64 `json:"value"`
+		} `json:"data"`
+	} `json:"series"`
+}
+
+func pageCharts(t *testing.T, doc *goquery.Document) map[string]chartOption {
+	t.Helper()
+	out := map[string]chartOption{}
+	doc.Find("[data-chart-option]").Each(func(_ int, s *goquery.Selection) {
+		var o chartOption
+		if err := json.Unmarshal([]byte(s.AttrOr("data-chart-option", "")), &o); err != nil {
+			t.Fatalf("%s: %v", s.AttrOr("id", ""), err)
+		}
+		out[s.AttrOr("id", "")] = o
+	})
+	return out
+}
+
+func seriesValues(t *testing.T, o chartOption, name string) []float64 {
+	t.Helper()
+	for _, s := range o.Series {
+		if s.Name == name {
+			v := make([]float64, len(s.Data))
+			for i, d := range s.Data {
+				v[i] = d.Value[1]
+			}
+			return v
+		}
+	}
+	t.Fatalf("no series %q", name)
+	return nil
+}
+
+// TestChartOptionsMatchAnIndependentSimulation parses the page's chart
+// options and checks them against algorithms.Simulate run here on the
+// calculator's parameters for the same design.
+func TestChartOptionsMatchAnIndependentSimulation(t *testing.T) {
+	q := "capacity=2000&clients=200&p99=5&replicas=3&enforcement=local&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
+	doc, _ := getDoc(t, "/?"+q)
+	charts := pageCharts(t, doc)
+	if len(charts) != 6 {
+		t.Fatalf("charts: got %d, want 6", len(charts))
+	}
+
+	res, err := calc.Size(calc.Input{Capacity: 2000, Clients: 200, P99: 5, Replicas: 3, Enforcement: calc.Local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	p.Count, p.Idle = 300, 2*time.Second
+	tr, err := p.Generate(1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lanes []algorithms.Lane
+	for _, name := range algorithms.Names {
+		pr, _ := res.Params(name)
+		lanes = append(lanes, algorithms.Lane{Spec: pr.Spec()})
+	}
+	// The designer follows the run 2 s past the last arrival.
+	sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: lanes, Traffic: tr, Until: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sim.Lanes {
+		name := string(l.Lane.Spec.Algorithm)
+		adm := seriesValues(t, charts[views.ChartAdmitted], name)
+		rej := seriesValues(t, charts[views.ChartRejected], name)
+		if len(adm) != len(l.Series) {
+			t.Fatalf("%s: %d points, want %d bins", name, len(adm), len(l.Series))
+		}
+		for i, b := range l.Series {
+			if adm[i] != float64(b.Admitted) || rej[i] != float64(b.Rejected) {
+				t.Fatalf("%s bin %d: page admitted %g rejected %g, simulation %d and %d", name, i, adm[i], rej[i], b.Admitted, b.Rejected)
+			}
+		}
+	}
+	// The token bucket admits its burst of 100 of the 300.
+	if got := seriesValues(t, charts[views.ChartCumulative], "token_bucket"); got[len(got)-1] != 100 {
+		t.Errorf("token bucket admits %g in total, want the burst, 100", got[len(got)-1])
+	}
+
+	// Replicas: three local token buckets each with the full burst admit
+	// three bursts; the per-replica split admits about one.
+	tb := res.Spec(algorithms.NameTokenBucket)
+	local := algorithms.Replicas{Count: 3, Balance: algorithms.RoundRobin}
+	rs, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{
+		{Spec: tb}, {Spec: tb, Replicas: local}, {Spec: res.PerReplica.Spec(algorithms.NameTokenBucket), Replicas: local},
+	}, Traffic: tr, Until: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"shared", "local ×3, full limit each", "local ×3, per-replica split"} {
+		got := seriesValues(t, charts[views.ChartReplicas], name)
+		if want := float64(rs.Lanes[i].Summary.Admitted); got[len(got)-1] != want {
+			t.Errorf("%s: admits %g, simulation %g", name, got[len(got)-1], want)
+		}
+	}
+	if got := seriesValues(t, charts[views.ChartReplicas], "local ×3, full limit each"); got[len(got)-1] != 300 {
+		t.Errorf("local ×3 admits %g, want 3 × 100 = 300", got[len(got)-1])
+	}
+
+	// Retry storm: 2 × burst = 200 clients against the token bucket, in
+	// lockstep and with the design's retry jitter (0.5 by default).
+	sp := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+	sp.Clients, sp.Seed, sp.Jitter = 200, p.Seed, 0.5
+	jt, _ := sp.Generate(1_000_000)
+	jr, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: jt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Jitter = 0
+	st, _ := sp.Generate(1_000_000)
+	sr, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: st, Bin: jr.Bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		run  algorithms.Result
+	}{{views.SeriesStormOffered, sr}, {views.SeriesStormOfferedJitter, jr}} {
+		got := seriesValues(t, charts[views.ChartRetryStorm], tt.name)
+		sum := 0.0
+		for i, v := range got {
+			sum += v
+			if i < len(tt.run.Lanes[0].Series) && v != float64(tt.run.Lanes[0].Series[i].Offered) {
+				t.Fatalf("%s bin %d: page %g, simulation %d", tt.name, i, v, tt.run.Lanes[0].Series[i].Offered)
+			}
+		}
+		if sum != float64(tt.run.Lanes[0].Summary.Offered) {
+			t.Errorf("%s: %g offered, simulation %d", tt.name, sum, tt.run.Lanes[0].Summary.Offered)
+		}
+	}
+}
+
+// TestQueryParser covers the format's corners.
+func TestQueryParser(t *testing.T) {
+	d := parseDesign(url.Values{
+		"capacity": {" 1e3 "}, "clients": {"1000.0"}, "headroom": {"0"},
+		"tiers.2.name": {"b"}, "tiers.2.clients": {"5"}, "tiers.0.name": {"a"}, "tiers.0.clients": {"5"},
+		"tiers.1.name": {""}, "tiers.007.name": {"ignored"}, "tiers.x.name": {"ignored"},
+		"pattern": {"steady"}, "pattern.idle": {"junk"}, // steady does not read idle
+	})
+	if len(d.problems) != 0 {
+		t.Fatalf("problems: %v", d.problems)
+	}
+	if d.input.Capacity != 1000 || d.input.Clients != 1000 || d.input.Headroom == nil || *d.input.Headroom != 0 {
+		t.Errorf("input: %+v", d.input)
+	}
+	if len(d.input.Tiers) != 2 || d.input.Tiers[0].Name != "a" || d.input.Tiers[1].Name != "b" {
+		t.Errorf("tiers: %+v", d.input.Tiers)
+	}
+	if got := d.queryName("tiers[1].clients"); got != "tiers.2.clients" {
+		t.Errorf("queryName: got %q, want tiers.2.clients", got)
+	}
+	if fmt.Sprint(d.tierRows) != "[0 1 2]" {
+		t.Errorf("rows: %v", d.tierRows)
+	}
+	if got := d.query(); got != "capacity=+1e3+&clients=1000.0&headroom=0&tiers.0.name=a&tiers.0.clients=5&tiers.2.name=b&tiers.2.clients=5&pattern=steady&pattern.idle=junk" &&
+		got != "capacity=+1e3+&headroom=0&clients=1000.0&tiers.0.name=a&tiers.0.clients=5&tiers.2.name=b&tiers.2.clients=5&pattern=steady&pattern.idle=junk" {
+		t.Errorf("query: %q", got)
+	}
+	if !d.patternOK || d.pattern.Name != algorithms.PatternSteady || d.pattern.Rate != algorithms.DefaultPattern(algorithms.PatternSteady).Rate {
+		t.Errorf("pattern: %+v", d.pattern)
+	}
+}
+
+// BenchmarkDesignerRecompute is the work of one keystroke for the example
+// design: calc, six algorithms and the replica and retry-storm runs over
+// the pattern, and every chart option.
+func BenchmarkDesignerRecompute(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		v := designerView("")
+		if len(v.Results.Charts) != 6 {
+			b.Fatal("no charts")
+		}
+	}
+}

@@ -1,0 +1,392 @@
+package main
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/static"
+)
+
+// securityPolicy is the set of security headers a response carries,
+// formatted once. Every response gets defaultSecurityPolicy; a route family
+// that must differ (the embeddable charts under /embed/ will allow framing:
+// newSecurityPolicy("https:") or a list of documentation origins) gets its
+// own policy in securityPolicyFor, and nothing else changes.
+type securityPolicy struct {
+	csp          string // Content-Security-Policy
+	frameOptions string // X-Frame-Options, or "" to leave it out
+}
+
+// cspDirectives are the Content-Security-Policy directives shared by every
+// policy. Pages load scripts, styles, fonts and data only from this origin,
+// and no inline script or style: chart options travel as JSON data and one
+// static script initialises them. Images may also be data: URLs (chart
+// downloads).
+var cspDirectives = []string{
+	"default-src 'self'",
+	"script-src 'self'",
+	"style-src 'self'",
+	"img-src 'self' data:",
+	"connect-src 'self'",
+	"font-src 'self'",
+	"object-src 'none'",
+	"base-uri 'self'",
+	"form-action 'self'",
+}
+
+// permissionsPolicy turns off powerful browser features ratelab never uses.
+// Only features every current browser knows are listed, so none logs an
+// "unrecognized feature" error to the console.
+const permissionsPolicy = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
+
+// newSecurityPolicy returns the policy whose CSP frame-ancestors source
+// list is frameAncestors: who may frame the page. "'none'" also sends
+// X-Frame-Options: DENY for browsers that predate CSP 2; any other list
+// leaves X-Frame-Options out, since it cannot express one.
+func newSecurityPolicy(frameAncestors string) securityPolicy {
+	p := securityPolicy{csp: strings.Join(cspDirectives, "; ") + "; frame-ancestors " + frameAncestors}
+	if frameAncestors == "'none'" {
+		p.frameOptions = "DENY"
+	}
+	return p
+}
+
+// defaultSecurityPolicy applies to every route: nothing may frame ratelab.
+var defaultSecurityPolicy = newSecurityPolicy("'none'")
+
+// securityPolicyFor returns the policy of a request path. It is the one
+// place to give a route family a different policy.
+func securityPolicyFor(path string) securityPolicy {
+	return defaultSecurityPolicy
+}
+
+// securityHeaders sets the security headers of every response before the
+// handler runs, so errors, redirects and 429s carry them too.
+func securityHeaders() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p := securityPolicyFor(c.Request().URL.Path)
+			h := c.Response().Header()
+			h.Set("Content-Security-Policy", p.csp)
+			if p.frameOptions != "" {
+				h.Set(echo.HeaderXFrameOptions, p.frameOptions)
+			}
+			h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+			h.Set(echo.HeaderReferrerPolicy, "no-referrer")
+			h.Set("Cross-Origin-Opener-Policy", "same-origin")
+			h.Set("Permissions-Policy", permissionsPolicy)
+			return next(c)
+		}
+	}
+}
+
+// Cache lifetimes of static assets. A URL with the asset's current version
+// (static.Path adds it as ?v=) never changes content, so browsers may keep
+// it for a year without asking again; any other URL of an asset (no
+// version, an old one) is cached briefly and revalidated with its ETag.
+const (
+	staticImmutableCacheControl = "public, max-age=31536000, immutable"
+	staticCacheControl          = "public, max-age=300"
+)
+
+// staticCache sets Cache-Control and a weak ETag (the content hash) on
+// /static/* responses; errorHandler removes Cache-Control from errors. The
+// ETag is weak because the same asset may be sent gzipped or not.
+func staticCache() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Response().Header()
+			h.Set(echo.HeaderCacheControl, staticCacheControl)
+			if v, ok := assetVersion(c.Param("*")); ok {
+				h.Set("ETag", `W/"`+v+`"`)
+				if c.QueryParam("v") == v {
+					h.Set(echo.HeaderCacheControl, staticImmutableCacheControl)
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+// assetVersion returns the version static.Path puts into the URL of the
+// embedded file name, and false when name is not an embedded file.
+func assetVersion(name string) (string, bool) {
+	if !fs.ValidPath(name) {
+		return "", false
+	}
+	fi, err := fs.Stat(static.FS, name)
+	if err != nil || fi.IsDir() {
+		return "", false
+	}
+	_, v, ok := strings.Cut(static.Path(name), "?v=")
+	return v, ok
+}
+
+// Request body caps. The API's own handlers cap their bodies tighter
+// (64 KiB for the calculator, 64 MiB for a simulation of a million
+// arrivals at about 45 bytes each); these caps stop anything larger before
+// a handler reads it. Pages take GET forms and need almost nothing.
+const (
+	defaultAPIBodyLimit = 64 << 20
+	pageBodyLimit       = 1 << 20
+)
+
+// bodyLimit caps request bodies: apiLimit bytes under /api/ (0 means
+// defaultAPIBodyLimit), pageBodyLimit elsewhere. A declared Content-Length
+// over the cap is refused at once with 413; a body that turns out longer
+// while it is read fails the read with *http.MaxBytesError, which
+// decodeJSON turns into the same 413.
+func bodyLimit(apiLimit int64) echo.MiddlewareFunc {
+	if apiLimit <= 0 {
+		apiLimit = defaultAPIBodyLimit
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			limit := int64(pageBodyLimit)
+			if isAPI(req.URL.Path) {
+				limit = apiLimit
+			}
+			if req.ContentLength > limit {
+				return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+					fmt.Sprintf("the request body is larger than %d bytes", limit))
+			}
+			if req.Body != nil && req.Body != http.NoBody {
+				req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			}
+			return next(c)
+		}
+	}
+}
+
+// isAPI reports whether path belongs to the JSON API.
+func isAPI(path string) bool {
+	return strings.HasPrefix(path, "/api/")
+}
+
+// ipExtractor returns how the server finds a client's IP address, for
+// c.RealIP, the request log and the API's rate limit.
+//
+// With no trusted proxies it is the connection's remote address, and
+// X-Forwarded-For and X-Real-IP are ignored: any client can send those
+// headers, so trusting them by default would let every request claim a new
+// address and walk around the rate limit (or pin the limit on someone
+// else). Behind a proxy, list its addresses: then the client is the
+// rightmost X-Forwarded-For entry that is not a trusted proxy, the entry the
+// nearest untrusted hop wrote, which a client cannot forge.
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(prefixIPNet(p)))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// prefixIPNet converts p for echo's trust options.
+func prefixIPNet(p netip.Prefix) *net.IPNet {
+	a := p.Addr()
+	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(p.Bits(), a.BitLen())}
+}
+
+// parseTrustedProxies parses a comma-separated list of CIDR prefixes or
+// single addresses ("10.0.0.0/8, 192.0.2.7").
+func parseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if strings.Contains(f, "/") {
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: want an address or a CIDR prefix such as 10.0.0.0/8", f)
+			}
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: want an address or a CIDR prefix such as 10.0.0.0/8", f)
+		}
+		a = a.Unmap().WithZone("")
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// compressible reports whether a response of media type ct is worth
+// gzipping: text, JSON, JavaScript, SVG, XML and YAML; not images, fonts or
+// archives, which are compressed already.
+func compressible(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "text/"):
+		return true
+	case strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+		return true
+	}
+	switch mt {
+	case "application/json", "application/javascript", "application/xml", "application/yaml",
+		"application/x-yaml", "image/svg+xml", "application/wasm":
+		return true
+	}
+	return false
+}
+
+// minGzipLength is the smallest declared body worth compressing; below it
+// gzip's header and trailer outweigh the savings.
+const minGzipLength = 512
+
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+
+// compress gzips responses whose Content-Type is compressible when the
+// client accepts gzip, and marks every response Vary: Accept-Encoding.
+// It decides when the status is written, from the headers set by then, and
+// leaves alone HEAD requests, statuses without a body (1xx, 204, 304),
+// range responses (206, and any response with Content-Range, since its
+// byte offsets count the uncompressed body), responses that already have a
+// Content-Encoding and short ones with a known length. A handler that
+// returns an error without writing gets the plain writer back, so the error
+// handler answers uncompressed.
+func compress() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			res := c.Response()
+			res.Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+			req := c.Request()
+			if req.Method == http.MethodHead || !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) {
+				return next(c)
+			}
+			w := &gzipResponseWriter{ResponseWriter: res.Writer}
+			res.Writer = w
+			err := next(c)
+			res.Writer = w.ResponseWriter
+			if cerr := w.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			return err
+		}
+	}
+}
+
+// acceptsGzip reports whether an Accept-Encoding value admits gzip: listed
+// (or "*") without q=0.
+func acceptsGzip(ae string) bool {
+	for part := range strings.SplitSeq(ae, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
+}
+
+// gzipResponseWriter compresses the body once WriteHeader has decided to.
+type gzipResponseWriter struct {
+	http.ResponseWriter
+	decided bool
+	gz      *gzip.Writer // nil unless compressing
+}
+
+func (w *gzipResponseWriter) WriteHeader(code int) {
+	if !w.decided {
+		w.decided = true
+		if w.shouldCompress(code) {
+			h := w.Header()
+			h.Del(echo.HeaderContentLength)
+			h.Set(echo.HeaderContentEncoding, "gzip")
+			w.gz = gzipWriters.Get().(*gzip.Writer)
+			w.gz.Reset(w.ResponseWriter)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *gzipResponseWriter) shouldCompress(code int) bool {
+	h := w.Header()
+	switch {
+	case code < 200, code == http.StatusNoContent, code == http.StatusNotModified, code == http.StatusPartialContent:
+		return false
+	case h.Get(echo.HeaderContentEncoding) != "", h.Get("Content-Range") != "":
+		return false
+	case !compressible(h.Get(echo.HeaderContentType)):
+		return false
+	}
+	if cl := h.Get(echo.HeaderContentLength); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n < minGzipLength {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *gzipResponseWriter) Write(b []byte) (int, error) {
+	if !w.decided {
+		if w.Header().Get(echo.HeaderContentType) == "" {
+			w.Header().Set(echo.HeaderContentType, http.DetectContentType(b))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.gz != nil {
+		return w.gz.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what is compressed so far, for streamed responses.
+func (w *gzipResponseWriter) Flush() {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.gz != nil {
+		_ = w.gz.Flush()
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *gzipResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// close finishes the gzip stream, if any, and returns the writer to the pool.
+func (w *gzipResponseWriter) close() error {
+	if w.gz == nil {
+		return nil
+	}
+	err := w.gz.Close()
+	w.gz.Reset(io.Discard)
+	gzipWriters.Put(w.gz)
+	w.gz = nil
+	return err
+}

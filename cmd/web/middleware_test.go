@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/static"
+)
+
+// wantSecurityHeaders are the headers every response carries.
+var wantSecurityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+	"X-Content-Type-Options":     "nosniff",
+	"Referrer-Policy":            "no-referrer",
+	"X-Frame-Options":            "DENY",
+	"Cross-Origin-Opener-Policy": "same-origin",
+	"Permissions-Policy":         "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+}
+
+func checkSecurityHeaders(t *testing.T, h http.Header) {
+	t.Helper()
+	for name, want := range wantSecurityHeaders {
+		if got := h.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	tests := []struct {
+		name, method, target, body string
+		wantCode                   int
+	}{
+		{"page", http.MethodGet, "/", "", http.StatusOK},
+		{"healthz", http.MethodGet, "/healthz", "", http.StatusOK},
+		{"static", http.MethodGet, "/static/css/app.css", "", http.StatusOK},
+		{"metrics", http.MethodGet, "/metrics", "", http.StatusOK},
+		{"api", http.MethodGet, "/api/openapi.json", "", http.StatusOK},
+		{"not found", http.MethodGet, "/no/such/page", "", http.StatusNotFound},
+		{"method not allowed", http.MethodDelete, "/", "", http.StatusMethodNotAllowed},
+		{"api 422", http.MethodPost, "/api/v1/calc", `{"capacity": -1, "clients": 1}`, http.StatusUnprocessableEntity},
+	}
+	e := newServer(testConfig(t))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.target, strings.NewReader(tt.body))
+			if tt.body != "" {
+				req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+			}
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != tt.wantCode {
+				t.Fatalf("status: got %d, want %d", rec.Code, tt.wantCode)
+			}
+			checkSecurityHeaders(t, rec.Header())
+		})
+	}
+}
+
+func TestSecurityHeadersSurviveAPanic(t *testing.T) {
+	e := newServer(testConfig(t))
+	e.GET("/test-panic", func(echo.Context) error { panic("boom") })
+	rec := serve(t, e, http.MethodGet, "/test-panic")
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status: got %d, want 500", rec.Code)
+	}
+	checkSecurityHeaders(t, rec.Header())
+}
+
+// get sends a GET for target with the given request headers (name, value
+// pairs) to e.
+func get(t *testing.T, e http.Handler, target string, headers ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestStaticCacheControl(t *testing.T) {
+	versioned := static.Path("css/app.css")
+	_, v, _ := strings.Cut(versioned, "?v=")
+	tests := []struct {
+		name, target string
+		want         string
+	}{
+		{"current version", versioned, staticImmutableCacheControl},
+		{"no version", "/static/css/app.css", staticCacheControl},
+		{"old version", "/static/css/app.css?v=000000000000", staticCacheControl},
+		{"empty version", "/static/css/app.css?v=", staticCacheControl},
+	}
+	e := newServer(testConfig(t))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := get(t, e, tt.target)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status: got %d, want 200", rec.Code)
+			}
+			if got := rec.Header().Get(echo.HeaderCacheControl); got != tt.want {
+				t.Errorf("Cache-Control: got %q, want %q", got, tt.want)
+			}
+			if got, want := rec.Header().Get("ETag"), `W/"`+v+`"`; got != want {
+				t.Errorf("ETag: got %q, want %q", got, want)
+			}
+		})
+	}
+	if rec := get(t, e, "/static/css/nope.css?v="+v); rec.Header().Get(echo.HeaderCacheControl) != "" || rec.Header().Get("ETag") != "" {
+		t.Errorf("404 of a missing asset: Cache-Control %q, ETag %q; want neither",
+			rec.Header().Get(echo.HeaderCacheControl), rec.Header().Get("ETag"))
+	}
+}
+
+func TestStaticRevalidatesWith304(t *testing.T) {
+	e := newServer(testConfig(t))
+	first := get(t, e, "/static/css/app.css", "Accept-Encoding", "gzip")
+	etag := first.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	rec := get(t, e, "/static/css/app.css", "Accept-Encoding", "gzip", "If-None-Match", etag)
+	if rec.Code != http.StatusNotModified {
+		t.Fatalf("status: got %d, want 304", rec.Code)
+	}
+	if rec.Body.Len() != 0 {
+		t.Errorf("304 has a body of %d bytes", rec.Body.Len())
+	}
+	if got := rec.Header().Get(echo.HeaderContentEncoding); got != "" {
+		t.Errorf("Content-Encoding on a 304: %q", got)
+	}
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("gzip: %v", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gunzip: %v", err)
+	}
+	return out
+}
+
+func hasVaryAcceptEncoding(h http.Header) bool {
+	for _, v := range h.Values(echo.HeaderVary) {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), "Accept-Encoding") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestGzipOnTheRealServer(t *testing.T) {
+	e := newServer(testConfig(t))
+	for _, target := range []string{"/static/css/app.css", "/", "/api/openapi.json", "/metrics"} {
+		t.Run(target, func(t *testing.T) {
+			plain := get(t, e, target)
+			zipped := get(t, e, target, "Accept-Encoding", "gzip, deflate, br")
+			if plain.Code != http.StatusOK || zipped.Code != http.StatusOK {
+				t.Fatalf("status: got %d and %d, want 200", plain.Code, zipped.Code)
+			}
+			if got := plain.Header().Get(echo.HeaderContentEncoding); got != "" {
+				t.Errorf("Content-Encoding without Accept-Encoding: %q", got)
+			}
+			if got := zipped.Header().Get(echo.HeaderContentEncoding); got != "gzip" {
+				t.Fatalf("Content-Encoding: got %q, want gzip", got)
+			}
+			if !hasVaryAcceptEncoding(zipped.Header()) || !hasVaryAcceptEncoding(plain.Header()) {
+				t.Errorf("Vary: got %q and %q, want Accept-Encoding", plain.Header().Values("Vary"), zipped.Header().Values("Vary"))
+			}
+			if zipped.Header().Get(echo.HeaderContentLength) != "" {
+				t.Errorf("Content-Length of the uncompressed body on a gzipped response")
+			}
+			if target == "/metrics" {
+				return // the figures move between two scrapes
+			}
+			if got := gunzip(t, zipped.Body.Bytes()); !bytes.Equal(got, plain.Body.Bytes()) {
+				t.Errorf("gunzipped body differs from the plain one (%d vs %d bytes)", len(got), plain.Body.Len())
+			}
+		})
+	}
+}
+
+func TestGzipLeavesRangesAndErrorsAlone(t *testing.T) {
+	e := newServer(testConfig(t))
+	rec := get(t, e, "/static/css/app.css", "Accept-Encoding", "gzip", "Range", "bytes=0-9")
+	if rec.Code != http.StatusPartialContent || rec.Body.Len() != 10 {
+		t.Errorf("range: got %d with %d bytes, want 206 with 10", rec.Code, rec.Body.Len())
+	}
+	if got := rec.Header().Get(echo.HeaderContentEncoding); got != "" {
+		t.Errorf("range: Content-Encoding %q", got)
+	}
+
+	rec = get(t, e, "/no/such/page", "Accept-Encoding", "gzip")
+	if rec.Code != http.StatusNotFound || rec.Body.String() != "Not Found" {
+		t.Errorf("404: got %d %q, want a plain \"Not Found\"", rec.Code, rec.Body.String())
+	}
+	if got := rec.Header().Get(echo.HeaderContentEncoding); got != "" {
+		t.Errorf("404: Content-Encoding %q", got)
+	}
+}
+
+// TestCompress drives the middleware alone, with handlers for the cases the
+// real routes do not have (yet).
+func TestCompress(t *testing.T) {
+	big := strings.Repeat("ratelab ", 200)
+	e := echo.New()
+	e.Use(compress())
+	e.GET("/html", func(c echo.Context) error { return c.HTML(http.StatusOK, big) })
+	e.HEAD("/html", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(http.StatusOK)
+	})
+	e.GET("/png", func(c echo.Context) error { return c.Blob(http.StatusOK, "image/png", []byte(big)) })
+	e.GET("/svg", func(c echo.Context) error { return c.Blob(http.StatusOK, "image/svg+xml", []byte(big)) })
+	e.GET("/short", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentLength, "2")
+		return c.String(http.StatusOK, "ok")
+	})
+	e.GET("/empty", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	e.GET("/error", func(c echo.Context) error { return errors.New("boom") })
+	e.GET("/stream", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextPlain)
+		c.Response().Flush()
+		_, err := io.WriteString(c.Response(), big)
+		return err
+	})
+	e.GET("/sniffed", func(c echo.Context) error {
+		_, err := io.WriteString(c.Response(), "<!DOCTYPE html><p>"+big)
+		return err
+	})
+
+	tests := []struct {
+		method, path string
+		wantCode     int
+		wantGzip     bool
+	}{
+		{http.MethodGet, "/html", http.StatusOK, true},
+		{http.MethodHead, "/html", http.StatusOK, false},
+		{http.MethodGet, "/png", http.StatusOK, false},
+		{http.MethodGet, "/svg", http.StatusOK, true},
+		{http.MethodGet, "/short", http.StatusOK, false},
+		{http.MethodGet, "/empty", http.StatusNoContent, false},
+		{http.MethodGet, "/error", http.StatusInternalServerError, false},
+		{http.MethodGet, "/stream", http.StatusOK, true},
+		// Echo writes the status before the body, so a type sniffed
+		// from the body comes too late to compress; handlers here always
+		// set one.
+		{http.MethodGet, "/sniffed", http.StatusOK, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != tt.wantCode {
+				t.Fatalf("status: got %d, want %d", rec.Code, tt.wantCode)
+			}
+			gotGzip := rec.Header().Get(echo.HeaderContentEncoding) == "gzip"
+			if gotGzip != tt.wantGzip {
+				t.Fatalf("gzipped: got %v, want %v", gotGzip, tt.wantGzip)
+			}
+			if !hasVaryAcceptEncoding(rec.Header()) {
+				t.Errorf("no Vary: Accept-Encoding")
+			}
+			if gotGzip && !strings.Contains(string(gunzip(t, rec.Body.Bytes())), big) {
+				t.Errorf("gunzipped body lacks the content")
+			}
+			if tt.path == "/error" && strings.Contains(rec.Body.String(), "\x1f\x8b") {
+				t.Errorf("error body is gzipped")
+			}
+		})
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	tests := []struct {
+		header string
+		want   bool
+	}{
+		{"", false},
+		{"gzip", true},
+		{"deflate, gzip;q=1.0, *;q=0.5", true},
+		{"GZIP", true},
+		{"br", false},
+		{"gzip;q=0", false},
+		{"gzip; q=0.000", false},
+		{"*", true},
+		{"identity, x-gzip", true},
+	}
+	for _, tt := range tests {
+		if got := acceptsGzip(tt.header); got != tt.want {
+			t.Errorf("acceptsGzip(%q): got %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestCompressible(t *testing.T) {
+	tests := []struct {
+		ct   string
+		want bool
+	}{
+		{"text/html; charset=UTF-8", true},
+		{"text/css; charset=utf-8", true},
+		{"text/javascript; charset=utf-8", true},
+		{"application/javascript", true},
+		{"application/json", true},
+		{"application/problem+json", true},
+		{"image/svg+xml", true},
+		{"text/plain; version=0.0.4; charset=utf-8", true},
+		{"image/png", false},
+		{"font/woff2", false},
+		{"application/octet-stream", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := compressible(tt.ct); got != tt.want {
+			t.Errorf("compressible(%q): got %v, want %v", tt.ct, got, tt.want)
+		}
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	const limit = 100
+	cfg := testConfig(t)
+	cfg.apiBodyLimit = limit
+	e := newServer(cfg)
+	body := `{"capacity": 1000, "clients": 10, "tiers": [` + strings.Repeat(`{"name": "x", "clients": 1},`, 10) + `{"name": "y", "clients": 1}]}`
+
+	t.Run("declared length", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/calc", strings.NewReader(body))
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		checkTooLarge(t, rec, "larger than 100 bytes")
+	})
+	t.Run("chunked", func(t *testing.T) {
+		// No Content-Length: the cap applies while the handler reads.
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/calc", io.MultiReader(strings.NewReader(body)))
+		req.ContentLength = -1
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		checkTooLarge(t, rec, "larger than 100 bytes")
+	})
+	t.Run("within the cap", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/calc", strings.NewReader(`{"capacity": 1000, "clients": 10}`))
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("status: got %d, want 200: %s", rec.Code, rec.Body)
+		}
+	})
+	t.Run("pages", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", pageBodyLimit+1)))
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("status: got %d, want 413", rec.Code)
+		}
+	})
+}
+
+func checkTooLarge(t *testing.T, rec *httptest.ResponseRecorder, wantMsg string) {
+	t.Helper()
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status: got %d, want 413: %s", rec.Code, rec.Body)
+	}
+	var body struct {
+		Errors []fieldProblem `json:"errors"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
+		t.Fatalf("body: %v: %s", err, rec.Body)
+	}
+	if !strings.Contains(body.Errors[0].Message, wantMsg) {
+		t.Errorf("message: got %q, want it to contain %q", body.Errors[0].Message, wantMsg)
+	}
+}
+
+func TestIPExtractor(t *testing.T) {
+	trusted, err := parseTrustedProxies("10.0.0.0/8, 192.0.2.10, ::ffff:172.16.0.0/108")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		trusted []netip.Prefix
+		remote  string
+		xff     string
+		want    string
+	}{
+		{"no proxy, no header", nil, "203.0.113.5:4000", "", "203.0.113.5"},
+		{"no proxy ignores a forged header", nil, "203.0.113.5:4000", "198.51.100.1", "203.0.113.5"},
+		{"trusted proxy", trusted, "10.1.2.3:4000", "198.51.100.1", "198.51.100.1"},
+		{"trusted proxy, client forged the first entry", trusted, "10.1.2.3:4000", "6.6.6.6, 198.51.100.1", "198.51.100.1"},
+		{"two trusted hops", trusted, "192.0.2.10:4000", "198.51.100.1, 10.9.9.9", "198.51.100.1"},
+		{"mapped prefix", trusted, "172.16.0.9:4000", "198.51.100.1", "198.51.100.1"},
+		{"untrusted peer's header is ignored", trusted, "203.0.113.5:4000", "198.51.100.1", "203.0.113.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.RemoteAddr = tt.remote
+			if tt.xff != "" {
+				req.Header.Set(echo.HeaderXForwardedFor, tt.xff)
+			}
+			if got := ipExtractor(tt.trusted)(req); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseTrustedProxies(t *testing.T) {
+	for _, bad := range []string{"nope", "10.0.0.0/33", "10.0.0.1/8/1", "2001:db8::/200"} {
+		if _, err := parseTrustedProxies(bad); err == nil {
+			t.Errorf("parseTrustedProxies(%q): got no error", bad)
+		}
+	}
+	got, err := parseTrustedProxies(" 10.1.2.3/8 ,, 2001:db8::1 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::1/128")}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestRequestLogLine(t *testing.T) {
+	var buf bytes.Buffer
+	cfg := testConfig(t)
+	cfg.logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	e := newServer(cfg)
+	req := httptest.NewRequest(http.MethodGet, "/static/css/app.css?v=1", nil)
+	req.RemoteAddr = "203.0.113.5:4000"
+	req.Header.Set(echo.HeaderXForwardedFor, "6.6.6.6") // not trusted by default
+	e.ServeHTTP(httptest.NewRecorder(), req)
+
+	var line struct {
+		Msg      string  `json:"msg"`
+		Route    string  `json:"route"`
+		URI      string  `json:"uri"`
+		Status   int     `json:"status"`
+		Latency  float64 `json:"latency"`
+		RemoteIP string  `json:"remote_ip"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log: %v: %s", err, buf.String())
+	}
+	if line.Msg != "request" || line.Route != "/static/*" || line.URI != "/static/css/app.css?v=1" ||
+		line.Status != http.StatusOK || line.RemoteIP != "203.0.113.5" || !strings.Contains(buf.String(), `"latency":`) {
+		t.Errorf("log line: got %s", buf.String())
+	}
+}
+
+func TestSecurityPolicyThatAllowsFraming(t *testing.T) {
+	p := newSecurityPolicy("https://docs.example.com")
+	if p.frameOptions != "" {
+		t.Errorf("X-Frame-Options: got %q, want none (it cannot name an origin)", p.frameOptions)
+	}
+	if !strings.HasSuffix(p.csp, "; frame-ancestors https://docs.example.com") || !strings.Contains(p.csp, "script-src 'self';") {
+		t.Errorf("CSP: got %q", p.csp)
+	}
+}

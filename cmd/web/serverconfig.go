@@ -1,0 +1,120 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/algorithms"
+)
+
+// serverFlags are the flags of the server's own protections: its rate
+// limit, body cap, trusted proxies and connection timeouts.
+type serverFlags struct {
+	apiRate        *float64
+	apiBurst       *int64
+	apiAlgorithm   *string
+	apiBodyLimit   *int64
+	trustedProxies *string
+	readTimeout    *time.Duration
+	writeTimeout   *time.Duration
+	idleTimeout    *time.Duration
+}
+
+// addServerFlags defines the server's flags on fs.
+func addServerFlags(fs *flag.FlagSet) serverFlags {
+	return serverFlags{
+		apiRate: fs.Float64("api-rate", defaultAPIRate,
+			"`requests per second` each client address may send to /api/; 0 turns the API's rate limit off"),
+		apiBurst: fs.Int64("api-burst", defaultAPIBurst,
+			"`requests` a client address may send to /api/ at once (the bucket size)"),
+		apiAlgorithm: fs.String("api-algorithm", string(algorithms.NameTokenBucket),
+			"`algorithm` of the API's rate limit: token_bucket or gcra (they admit the same requests)"),
+		apiBodyLimit: fs.Int64("api-body-limit", defaultAPIBodyLimit,
+			"largest request body under /api/, in `bytes`"),
+		trustedProxies: fs.String("trusted-proxies", "",
+			"comma-separated `addresses or CIDR prefixes` of reverse proxies whose X-Forwarded-For names the client; "+
+				"empty trusts no header and takes the connection's address"),
+		readTimeout: fs.Duration("read-timeout", readTimeout,
+			"longest `duration` to read a whole request, body included"),
+		writeTimeout: fs.Duration("write-timeout", writeTimeout,
+			"longest `duration` from the end of the request headers to the end of the response"),
+		idleTimeout: fs.Duration("idle-timeout", idleTimeout,
+			"longest `duration` a keep-alive connection waits for its next request"),
+	}
+}
+
+// apply checks the parsed flags and copies them into cfg.
+func (f serverFlags) apply(cfg *config) error {
+	switch {
+	case *f.apiRate < 0:
+		return fmt.Errorf("-api-rate: %g; want 0 (off) or more", *f.apiRate)
+	case *f.apiBodyLimit < 1:
+		return fmt.Errorf("-api-body-limit: %d; want at least 1 byte", *f.apiBodyLimit)
+	case *f.readTimeout <= 0:
+		return fmt.Errorf("-read-timeout: %s; want more than 0", *f.readTimeout)
+	case *f.writeTimeout <= 0:
+		return fmt.Errorf("-write-timeout: %s; want more than 0", *f.writeTimeout)
+	case *f.idleTimeout <= 0:
+		return fmt.Errorf("-idle-timeout: %s; want more than 0", *f.idleTimeout)
+	}
+	if *f.apiRate > 0 {
+		spec := algorithms.Spec{Algorithm: algorithms.Name(*f.apiAlgorithm), Rate: *f.apiRate, Burst: *f.apiBurst}
+		if spec.Algorithm != algorithms.NameTokenBucket && spec.Algorithm != algorithms.NameGCRA {
+			return fmt.Errorf("-api-algorithm: %q; want token_bucket or gcra", *f.apiAlgorithm)
+		}
+		if err := spec.Validate(); err != nil {
+			return fmt.Errorf("-api-%w", err)
+		}
+		cfg.apiLimit = spec
+	}
+	proxies, err := parseTrustedProxies(*f.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	cfg.trustedProxies = proxies
+	cfg.apiBodyLimit = *f.apiBodyLimit
+	cfg.readTimeout, cfg.writeTimeout, cfg.idleTimeout = *f.readTimeout, *f.writeTimeout, *f.idleTimeout
+	return nil
+}
+
+// httpServer returns the http.Server that run serves h with: cfg's
+// timeouts (the defaults where zero) and errors logged through logger.
+func httpServer(cfg config, h http.Handler, logger *slog.Logger) *http.Server {
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d == 0 {
+			return def
+		}
+		return d
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       orDefault(cfg.readTimeout, readTimeout),
+		WriteTimeout:      orDefault(cfg.writeTimeout, writeTimeout),
+		IdleTimeout:       orDefault(cfg.idleTimeout, idleTimeout),
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// apiRateLimit returns the middleware that limits each client of /api/ by
+// cfg.apiLimit, and reports the limiter's keys to m. With the limit off
+// (a zero Rate) it passes every request through. It panics on a spec that
+// run would have rejected.
+func apiRateLimit(cfg config, m *metrics) echo.MiddlewareFunc {
+	if cfg.apiLimit.Rate == 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	lim, err := newAPILimiter(cfg.apiLimit, cfg.clock, m)
+	if err != nil {
+		panic(fmt.Sprintf("newServer: API rate limit: %v", err))
+	}
+	m.mu.Lock()
+	m.keys = lim.keys
+	m.mu.Unlock()
+	return lim.middleware()
+}

@@ -1,0 +1,334 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/ratelab/ratelab/algorithms"
+)
+
+// Chart is one chart of the designer: its echarts option as JSON, which the
+// page carries as data (data-chart-option) for static/js/charts.js to hand
+// to echarts.setOption, and the same numbers as a table for readers without
+// JavaScript or without sight. Option is plain data: no functions, no
+// HTML, and tooltips render as rich text on the canvas, so a strict
+// Content-Security-Policy holds.
+type Chart struct {
+	ID      string // unique in the page: "chart-admitted"
+	Title   string
+	Caption string
+	Option  string
+	Table   Table
+}
+
+// Table is a chart's data: a header row and one row per x value, the
+// numbers formatted exactly as in the option.
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// Chart IDs, one per chart the designer draws.
+const (
+	ChartAdmitted   = "chart-admitted"
+	ChartRejected   = "chart-rejected"
+	ChartQuota      = "chart-quota"
+	ChartCumulative = "chart-cumulative"
+	ChartReplicas   = "chart-replicas"
+	ChartRetryStorm = "chart-retry-storm"
+)
+
+// Series names that are not an algorithm's name.
+const (
+	SeriesOffered = "offered"
+	SeriesIdeal   = "ideal: rate·t + burst"
+)
+
+// lines is a chart's data before it becomes an option: series sharing one
+// x axis (seconds).
+type lines struct {
+	xName, yName string
+	x            []float64
+	series       []line
+}
+
+type line struct {
+	name   string
+	y      []float64
+	dashed bool
+}
+
+// round3 keeps three decimals: chart values are counts, and times are whole
+// milliseconds, so only the ideal line is rounded, and the table shows the
+// very number the chart draws.
+// A value that is not finite (never expected) becomes 0, so JSON encoding
+// cannot fail.
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0
+	}
+	return r
+}
+
+func format(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// chart turns l into a Chart: a go-echarts line chart with a value x axis,
+// no animation and canvas (rich text) tooltips, and the table of the same
+// numbers.
+func (l lines) chart(id, title, caption string) Chart {
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithAnimation(false),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
+		charts.WithGridOpts(opts.Grid{Left: "3%", Right: "4%", Top: "40", Bottom: "40", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: l.xName, NameLocation: "middle", NameGap: 25}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: l.yName}),
+	)
+	table := Table{Columns: []string{l.xName}, Rows: make([][]string, len(l.x))}
+	for i, x := range l.x {
+		table.Rows[i] = []string{format(round3(x))}
+	}
+	for _, s := range l.series {
+		data := make([]opts.LineData, len(l.x))
+		for i, x := range l.x {
+			v := 0.0
+			if i < len(s.y) {
+				v = round3(s.y[i])
+			}
+			data[i] = opts.LineData{Value: [2]float64{round3(x), v}}
+			table.Rows[i] = append(table.Rows[i], format(v))
+		}
+		table.Columns = append(table.Columns, s.name)
+		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
+		if s.dashed {
+			so = append(so, charts.WithLineStyleOpts(opts.LineStyle{Type: "dashed"}))
+		}
+		c.AddSeries(s.name, data, so...)
+	}
+	c.Validate()
+	option := c.JSON()
+	// Echarts' default HTML tooltip injects inline styles, which the
+	// Content-Security-Policy forbids; rich text draws on the canvas.
+	option["tooltip"] = map[string]any{"show": true, "trigger": "axis", "renderMode": "richText"}
+	option["aria"] = map[string]any{"enabled": true}
+	delete(option, "title") // the page shows the title as a heading
+	ch := Chart{ID: id, Title: title, Caption: caption, Table: table}
+	// Options hold finite numbers and fixed strings, so this cannot fail;
+	// if it did, the page would show the table without the chart.
+	if b, err := json.Marshal(option); err == nil {
+		ch.Option = string(b)
+	}
+	return ch
+}
+
+// binsPerLane is the longest series of sim's lanes: lanes with retries may
+// run longer than the others.
+func binsPerLane(sim algorithms.Result) int {
+	n := 0
+	for _, l := range sim.Lanes {
+		n = max(n, len(l.Series))
+	}
+	return n
+}
+
+// starts and ends are the bins' start and end times in seconds.
+func binTimes(sim algorithms.Result, n int, end bool) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		t := time.Duration(i) * sim.Bin
+		if end {
+			t += sim.Bin
+		}
+		x[i] = t.Seconds()
+	}
+	return x
+}
+
+// perBin is one value per bin of lane, 0 past its last bin.
+func perBin(l algorithms.LaneResult, n int, f func(algorithms.Bin) int64) []float64 {
+	y := make([]float64, n)
+	for i := 0; i < n && i < len(l.Series); i++ {
+		y[i] = float64(f(l.Series[i]))
+	}
+	return y
+}
+
+// cumulative is the running total of f over lane's bins, flat past its
+// last bin.
+func cumulative(l algorithms.LaneResult, n int, f func(algorithms.Bin) int64) []float64 {
+	y := perBin(l, n, f)
+	for i := 1; i < n; i++ {
+		y[i] += y[i-1]
+	}
+	return y
+}
+
+// state is f at the end of each bin, holding the last value past the
+// lane's last bin.
+func state(l algorithms.LaneResult, n int, f func(algorithms.Bin) int64) []float64 {
+	y := make([]float64, n)
+	for i := range y {
+		switch {
+		case i < len(l.Series):
+			y[i] = float64(f(l.Series[i]))
+		case i > 0:
+			y[i] = y[i-1]
+		}
+	}
+	return y
+}
+
+func offered(b algorithms.Bin) int64   { return b.Offered }
+func admitted(b algorithms.Bin) int64  { return b.Admitted }
+func rejected(b algorithms.Bin) int64  { return b.Rejected }
+func remaining(b algorithms.Bin) int64 { return b.Remaining }
+func queued(b algorithms.Bin) int64    { return b.Queued }
+
+// sameOffered reports whether every lane was offered the same requests in
+// every bin: true without retries, when "offered" is one series.
+func sameOffered(sim algorithms.Result) bool {
+	for _, l := range sim.Lanes[1:] {
+		if len(l.Series) != len(sim.Lanes[0].Series) {
+			return false
+		}
+		for i, b := range l.Series {
+			if b.Offered != sim.Lanes[0].Series[i].Offered {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func binLabel(bin time.Duration) string {
+	return "requests per " + Num(bin.Seconds()) + " s"
+}
+
+// IdealLine is what a token bucket lets through at most: burst at once,
+// then rate per second, for each of Keys clients.
+type IdealLine struct {
+	Rate  float64 // requests/s
+	Burst float64 // requests
+	Keys  int     // distinct keys in the arrivals; 0 counts as 1
+}
+
+// PatternCharts draws one simulation of several algorithms on the same
+// arrivals (lanes named by their algorithm, as the calculator sized them):
+//
+//   - ChartAdmitted: requests admitted per bin, and offered when every
+//     lane was offered the same;
+//   - ChartRejected: requests rejected per bin;
+//   - ChartQuota: the focus key's remaining quota at the end of each bin,
+//     and the leaky bucket's queue depth;
+//   - ChartCumulative: requests admitted so far, against ideal.
+//
+// Per-bin series are plotted at the bin's start, states and totals at its
+// end. sim must have at least one lane.
+func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart {
+	n := binsPerLane(sim)
+	starts, ends := binTimes(sim, n, false), binTimes(sim, n, true)
+	specs := ""
+	for i, l := range sim.Lanes {
+		if i > 0 {
+			specs += ", "
+		}
+		specs += l.Lane.Spec.String()
+	}
+	per := binLabel(sim.Bin)
+
+	adm := lines{xName: "time (s)", yName: per, x: starts}
+	rej := lines{xName: "time (s)", yName: per, x: starts}
+	quota := lines{xName: "time (s)", yName: "requests", x: ends}
+	cum := lines{xName: "time (s)", yName: "requests", x: ends}
+	if sameOffered(sim) && len(sim.Lanes) > 0 {
+		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), dashed: true})
+		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
+	}
+	for _, l := range sim.Lanes {
+		name := string(l.Lane.Spec.Algorithm)
+		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted)})
+		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected)})
+		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining)})
+		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted)})
+	}
+	for _, l := range sim.Lanes {
+		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {
+			quota.series = append(quota.series, line{name: string(l.Lane.Spec.Algorithm) + " queued", y: state(l, n, queued), dashed: true})
+		}
+	}
+	keys := max(ideal.Keys, 1)
+	idealY := make([]float64, n)
+	for i, t := range ends {
+		idealY[i] = float64(keys) * (ideal.Rate*t + ideal.Burst)
+	}
+	idealName := SeriesIdeal
+	idealWhy := fmt.Sprintf("the ideal line is rate·t + burst = %s·t + %s", Num(ideal.Rate), Num(ideal.Burst))
+	if keys > 1 {
+		idealWhy = fmt.Sprintf("the ideal line is keys × (rate·t + burst) = %d × (%s·t + %s)", keys, Num(ideal.Rate), Num(ideal.Burst))
+	}
+	cum.series = append(cum.series, line{name: idealName, y: idealY, dashed: true})
+
+	return []Chart{
+		adm.chart(ChartAdmitted, "Admitted over time",
+			fmt.Sprintf("Requests each algorithm admitted per %s bin, on the same arrivals: %s.", seconds(sim.Bin.Seconds()), specs)),
+		rej.chart(ChartRejected, "Rejected over time",
+			fmt.Sprintf("Requests each algorithm rejected per %s bin; rejected requests take no quota. The leaky bucket delays instead of rejecting until its queue is full.", seconds(sim.Bin.Seconds()))),
+		quota.chart(ChartQuota, "Token level and queue depth",
+			fmt.Sprintf("Remaining quota of key %q at the end of each bin (tokens for the buckets, requests left in the window for the window algorithms), and the requests waiting in the leaky bucket's queue.", focus)),
+		cum.chart(ChartCumulative, "Cumulative admitted against the ideal line",
+			fmt.Sprintf("Requests admitted so far; %s, the most a token bucket can admit by time t.", idealWhy)),
+	}
+}
+
+// ReplicaChart draws requests admitted so far by lanes that enforce the same
+// limit in different places (one shared store, or locally per replica),
+// named by names, one per lane, on the same arrivals.
+func ReplicaChart(sim algorithms.Result, names []string, caption string) Chart {
+	n := binsPerLane(sim)
+	l := lines{xName: "time (s)", yName: "requests", x: binTimes(sim, n, true)}
+	if len(sim.Lanes) > 0 && sameOffered(sim) {
+		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
+	}
+	for i, lane := range sim.Lanes {
+		name := lane.Lane.Spec.String()
+		if i < len(names) {
+			name = names[i]
+		}
+		l.series = append(l.series, line{name: name, y: cumulative(lane, n, admitted)})
+	}
+	return l.chart(ChartReplicas, "Replicas: local against shared enforcement", caption)
+}
+
+// Retry storm series names.
+const (
+	SeriesStormOffered        = "offered, no jitter"
+	SeriesStormAdmitted       = "admitted, no jitter"
+	SeriesStormOfferedJitter  = "offered, with jitter"
+	SeriesStormAdmittedJitter = "admitted, with jitter"
+)
+
+// RetryStormChart draws a retry storm twice on the same limit: clients
+// rejected together retrying in lockstep (still) and with jitter
+// (jittered), requests offered (retries included) and admitted per bin.
+// Both runs must use the same bin width.
+func RetryStormChart(still, jittered algorithms.Result, caption string) Chart {
+	n := max(binsPerLane(still), binsPerLane(jittered))
+	l := lines{xName: "time (s)", yName: binLabel(still.Bin), x: binTimes(still, n, false)}
+	if len(still.Lanes) > 0 && len(jittered.Lanes) > 0 {
+		s, j := still.Lanes[0], jittered.Lanes[0]
+		l.series = []line{
+			{name: SeriesStormOffered, y: perBin(s, n, offered), dashed: true},
+			{name: SeriesStormAdmitted, y: perBin(s, n, admitted)},
+			{name: SeriesStormOfferedJitter, y: perBin(j, n, offered), dashed: true},
+			{name: SeriesStormAdmittedJitter, y: perBin(j, n, admitted)},
+		}
+	}
+	return l.chart(ChartRetryStorm, "Retry storm, with and without jitter", caption)
+}

@@ -1,0 +1,301 @@
+package views
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/algorithms"
+)
+
+// option is the part of an echarts option the tests read.
+type option struct {
+	Series []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+		Data []struct {
+			Value [2]float64 `json:"value"`
+		} `json:"data"`
+	} `json:"series"`
+	XAxis   []map[string]any `json:"xAxis"`
+	Tooltip map[string]any   `json:"tooltip"`
+}
+
+func parseOption(t *testing.T, c Chart) option {
+	t.Helper()
+	if c.Option == "" {
+		t.Fatalf("%s: no option", c.ID)
+	}
+	var o option
+	if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+		t.Fatalf("%s: option is not JSON: %v\n%s", c.ID, err, c.Option)
+	}
+	return o
+}
+
+// series returns the named series' points, failing when it is missing.
+func series(t *testing.T, c Chart, o option, name string) [][2]float64 {
+	t.Helper()
+	for _, s := range o.Series {
+		if s.Name == name {
+			pts := make([][2]float64, len(s.Data))
+			for i, d := range s.Data {
+				pts[i] = d.Value
+			}
+			return pts
+		}
+	}
+	t.Fatalf("%s: no series %q", c.ID, name)
+	return nil
+}
+
+func seriesNames(o option) []string {
+	var names []string
+	for _, s := range o.Series {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func chartByID(t *testing.T, cs []Chart, id string) Chart {
+	t.Helper()
+	for _, c := range cs {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no chart %s", id)
+	return Chart{}
+}
+
+// sixLanes are the six algorithms sized for 10 requests/s with a burst of
+// 20 and 600 per minute.
+func sixLanes() []algorithms.Lane {
+	specs := []algorithms.Spec{
+		{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 20},
+		{Algorithm: algorithms.NameGCRA, Rate: 10, Burst: 20},
+		{Algorithm: algorithms.NameLeakyBucket, Rate: 10, Queue: 19},
+		{Algorithm: algorithms.NameFixedWindow, Limit: 600, Window: time.Minute},
+		{Algorithm: algorithms.NameSlidingLog, Limit: 600, Window: time.Minute},
+		{Algorithm: algorithms.NameSlidingWindow, Limit: 600, Window: time.Minute},
+	}
+	lanes := make([]algorithms.Lane, len(specs))
+	for i, s := range specs {
+		lanes[i] = algorithms.Lane{Spec: s}
+	}
+	return lanes
+}
+
+func simulate(t *testing.T, s algorithms.Simulation) algorithms.Result {
+	t.Helper()
+	res, err := algorithms.Simulate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func generate(t *testing.T, p algorithms.Pattern) algorithms.Traffic {
+	t.Helper()
+	tr, err := p.Generate(1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestPatternChartsCarryTheSimulation checks every series of the four
+// pattern charts against a separate run of the same simulation, and each
+// table against its option.
+func TestPatternChartsCarryTheSimulation(t *testing.T) {
+	sim := algorithms.Simulation{Lanes: sixLanes(), Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternRamp)), Until: 40 * time.Second}
+	charts := PatternCharts(simulate(t, sim), "client-1", IdealLine{Rate: 10, Burst: 20, Keys: 1})
+	want := simulate(t, sim) // independent run: Simulate is deterministic
+	if len(charts) != 4 {
+		t.Fatalf("got %d charts, want 4", len(charts))
+	}
+	bin := want.Bin.Seconds()
+
+	adm := chartByID(t, charts, ChartAdmitted)
+	o := parseOption(t, adm)
+	names := []string{SeriesOffered}
+	for _, l := range want.Lanes {
+		names = append(names, string(l.Lane.Spec.Algorithm))
+	}
+	if got := seriesNames(o); strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Errorf("admitted series: got %q, want %q", got, names)
+	}
+	rej := parseOption(t, chartByID(t, charts, ChartRejected))
+	cum := parseOption(t, chartByID(t, charts, ChartCumulative))
+	quota := parseOption(t, chartByID(t, charts, ChartQuota))
+	for _, l := range want.Lanes {
+		name := string(l.Lane.Spec.Algorithm)
+		a := series(t, adm, o, name)
+		r := series(t, adm, rej, name)
+		c := series(t, adm, cum, name)
+		q := series(t, adm, quota, name+" remaining")
+		if len(a) != len(l.Series) {
+			t.Fatalf("%s: %d points, want one per bin, %d", name, len(a), len(l.Series))
+		}
+		total := 0.0
+		for i, b := range l.Series {
+			start, end := float64(i)*bin, float64(i+1)*bin
+			total += float64(b.Admitted)
+			if a[i] != [2]float64{round3(start), float64(b.Admitted)} {
+				t.Fatalf("%s admitted[%d]: got %v, want [%g %d]", name, i, a[i], start, b.Admitted)
+			}
+			if r[i] != [2]float64{round3(start), float64(b.Rejected)} {
+				t.Fatalf("%s rejected[%d]: got %v, want [%g %d]", name, i, r[i], start, b.Rejected)
+			}
+			if c[i] != [2]float64{round3(end), total} {
+				t.Fatalf("%s cumulative[%d]: got %v, want [%g %g]", name, i, c[i], end, total)
+			}
+			if q[i] != [2]float64{round3(end), float64(b.Remaining)} {
+				t.Fatalf("%s remaining[%d]: got %v, want [%g %d]", name, i, q[i], end, b.Remaining)
+			}
+		}
+		if total != float64(l.Summary.Admitted) {
+			t.Errorf("%s: cumulative ends at %g, want the summary's %d", name, total, l.Summary.Admitted)
+		}
+		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {
+			qd := series(t, adm, quota, name+" queued")
+			for i, b := range l.Series {
+				if qd[i][1] != float64(b.Queued) {
+					t.Fatalf("leaky_bucket queued[%d]: got %v, want %d", i, qd[i], b.Queued)
+				}
+			}
+		}
+	}
+	// The ramp outruns the token bucket, and rejection shows.
+	if want.Lanes[0].Summary.Rejected == 0 {
+		t.Fatal("the ramp should be rejected by the token bucket at 10/s")
+	}
+	ideal := series(t, adm, cum, SeriesIdeal)
+	for _, p := range ideal {
+		if w := round3(10*p[0] + 20); p[1] != w {
+			t.Fatalf("ideal at %g: got %g, want rate·t + burst = %g", p[0], p[1], w)
+		}
+	}
+
+	for _, c := range charts {
+		checkTableMatchesOption(t, c)
+		o := parseOption(t, c)
+		if o.Tooltip["renderMode"] != "richText" {
+			t.Errorf("%s: tooltip %v; want renderMode richText (HTML tooltips inject inline styles)", c.ID, o.Tooltip)
+		}
+		if strings.Contains(c.Option, "function") {
+			t.Errorf("%s: the option holds a function; options must be plain data", c.ID)
+		}
+	}
+}
+
+// checkTableMatchesOption holds the rule that the table beside a chart has
+// the chart's numbers: one row per point, one column per series.
+func checkTableMatchesOption(t *testing.T, c Chart) {
+	t.Helper()
+	o := parseOption(t, c)
+	if len(c.Table.Columns) != len(o.Series)+1 {
+		t.Fatalf("%s: table has %d columns, want time and %d series", c.ID, len(c.Table.Columns), len(o.Series))
+	}
+	for j, s := range o.Series {
+		if c.Table.Columns[j+1] != s.Name {
+			t.Errorf("%s: column %d is %q, want %q", c.ID, j+1, c.Table.Columns[j+1], s.Name)
+		}
+		if len(s.Data) != len(c.Table.Rows) {
+			t.Fatalf("%s: %d rows for %d points", c.ID, len(c.Table.Rows), len(s.Data))
+		}
+		for i, d := range s.Data {
+			x, _ := strconv.ParseFloat(c.Table.Rows[i][0], 64)
+			y, _ := strconv.ParseFloat(c.Table.Rows[i][j+1], 64)
+			if x != d.Value[0] || y != d.Value[1] {
+				t.Fatalf("%s row %d, %s: table has (%s, %s), option (%g, %g)", c.ID, i, s.Name, c.Table.Rows[i][0], c.Table.Rows[i][j+1], d.Value[0], d.Value[1])
+			}
+		}
+	}
+}
+
+func TestReplicaChartLocalMultiplies(t *testing.T) {
+	tb := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 20}
+	sim := algorithms.Simulation{
+		Lanes: []algorithms.Lane{
+			{Spec: tb},
+			{Spec: tb, Replicas: algorithms.Replicas{Count: 3, Balance: algorithms.RoundRobin}},
+		},
+		Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)),
+	}
+	c := ReplicaChart(simulate(t, sim), []string{"shared", "local ×3"}, "caption")
+	want := simulate(t, sim)
+	o := parseOption(t, c)
+	if got := seriesNames(o); strings.Join(got, ",") != "offered,shared,local ×3" {
+		t.Errorf("series: got %q", got)
+	}
+	shared, local := series(t, c, o, "shared"), series(t, c, o, "local ×3")
+	if got, w := shared[len(shared)-1][1], float64(want.Lanes[0].Summary.Admitted); got != w || got != 20 {
+		t.Errorf("shared admits %g, want the burst, 20 (simulation: %g)", got, w)
+	}
+	if got, w := local[len(local)-1][1], float64(want.Lanes[1].Summary.Admitted); got != w || got != 60 {
+		t.Errorf("local ×3 admits %g, want three bursts, 60 (simulation: %g)", got, w)
+	}
+	checkTableMatchesOption(t, c)
+}
+
+func TestRetryStormChart(t *testing.T) {
+	tb := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 50}
+	p := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+	p.Jitter = 0.5
+	jittered := simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: generate(t, p)})
+	p.Jitter = 0
+	still := simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: generate(t, p), Bin: jittered.Bin})
+	c := RetryStormChart(still, jittered, "caption")
+	o := parseOption(t, c)
+	want := []string{SeriesStormOffered, SeriesStormAdmitted, SeriesStormOfferedJitter, SeriesStormAdmittedJitter}
+	if got := seriesNames(o); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("series: got %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		name string
+		run  algorithms.Result
+		f    func(algorithms.Bin) int64
+	}{
+		{SeriesStormOffered, still, offered}, {SeriesStormAdmitted, still, admitted},
+		{SeriesStormOfferedJitter, jittered, offered}, {SeriesStormAdmittedJitter, jittered, admitted},
+	} {
+		pts := series(t, c, o, tt.name)
+		var sum float64
+		for i, pt := range pts {
+			if i < len(tt.run.Lanes[0].Series) && pt[1] != float64(tt.f(tt.run.Lanes[0].Series[i])) {
+				t.Fatalf("%s[%d]: got %v, want %d", tt.name, i, pt, tt.f(tt.run.Lanes[0].Series[i]))
+			}
+			sum += pt[1]
+		}
+		if tt.name == SeriesStormOffered && sum != float64(still.Lanes[0].Summary.Offered) {
+			t.Errorf("%s sums to %g, want the %d offered (retries included)", tt.name, sum, still.Lanes[0].Summary.Offered)
+		}
+	}
+	// In lockstep the retries come back in one bin; jitter spreads them.
+	peak := func(name string) float64 {
+		m := 0.0
+		for _, pt := range series(t, c, o, name)[1:] { // after the first burst
+			m = math.Max(m, pt[1])
+		}
+		return m
+	}
+	if peak(SeriesStormOffered) <= peak(SeriesStormOfferedJitter) {
+		t.Errorf("retry peak without jitter %g, with %g; want jitter to lower it", peak(SeriesStormOffered), peak(SeriesStormOfferedJitter))
+	}
+	checkTableMatchesOption(t, c)
+}
+
+func TestChartValuesStayFinite(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got := round3(v); got != 0 {
+			t.Errorf("round3(%v) = %v, want 0", v, got)
+		}
+	}
+	if got := round3(1.23456); got != 1.235 {
+		t.Errorf("round3(1.23456) = %v", got)
+	}
+}
