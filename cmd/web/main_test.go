@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ratelab/ratelab/static"
 	"io"
 	"log/slog"
 	"net"
@@ -293,5 +294,19 @@ func TestRunAddressInUse(t *testing.T) {
 	err = run(t.Context(), []string{"-addr", ln.Addr().String()}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("run on a busy address: got %v, want a listen error", err)
+	}
+}
+
+func TestHeadAnswersLikeGet(t *testing.T) {
+	srv := newServer(testConfig(t))
+	for _, target := range []string{"/", "/healthz", "/api/openapi.json", static.Path("css/app.css")} {
+		get := serve(t, srv, http.MethodGet, target)
+		head := serve(t, srv, http.MethodHead, target)
+		if head.Code != http.StatusOK || get.Code != http.StatusOK {
+			t.Errorf("%s: HEAD %d, GET %d; want 200 for both", target, head.Code, get.Code)
+		}
+		if h, g := head.Header().Get("Content-Type"), get.Header().Get("Content-Type"); h != g {
+			t.Errorf("%s: HEAD content type %q, GET %q", target, h, g)
+		}
 	}
 }

@@ -39,15 +39,20 @@ func newServer(cfg config) *echo.Echo {
 		compress(),
 	)
 
-	e.GET(designerPath, handleDesigner)
-	e.GET(resultsPath, handleDesignerResults)
-	e.GET("/healthz", handleHealthz)
+	get := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		// HEAD answers like GET without the body (net/http drops it), so
+		// uptime checks and caches that probe with HEAD work.
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, mw...)
+	}
+	get(designerPath, handleDesigner)
+	get(resultsPath, handleDesignerResults)
+	get("/healthz", handleHealthz)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)
 	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals))
-	e.GET("/api/openapi.json", handleOpenAPI)
-	e.GET("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache())
-	e.GET("/metrics", m.handler)
+	get("/api/openapi.json", handleOpenAPI)
+	get("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache())
+	get("/metrics", m.handler)
 
 	return e
 }
