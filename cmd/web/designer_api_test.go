@@ -25,7 +25,7 @@ func TestChartsAgreeWithTheAPI(t *testing.T) {
 	type value struct{ Value float64 }
 	var res struct {
 		Algorithms []struct {
-			Algorithm                          string
+			Algorithm                         string
 			Rate, Burst, Queue, Limit, Window *value
 		}
 	}
