@@ -217,7 +217,7 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 		}
 		r := runner{
 			lim: lim, shaper: lane.Spec.Algorithm == NameLeakyBucket, queue: lane.Spec.Queue,
-			bin: bin, focus: focus, retry: s.Traffic.Retry,
+			bin: bin, focus: focus, track: s.Focus != "" || len(arrivals) > 0, retry: s.Traffic.Retry,
 			spans: spanCounter{short: time.Second, long: window},
 		}
 		last := time.Duration(0)
@@ -321,6 +321,7 @@ type runner struct {
 	queue  int64
 	bin    time.Duration
 	focus  string
+	track  bool // whether there is a focus key ("" is a key like any other)
 	retry  *RetryPolicy
 
 	series  []Bin
@@ -349,7 +350,7 @@ func (r *runner) advance(t time.Duration) {
 
 // closeBin records the focus key's state at the end of the last bin.
 func (r *runner) closeBin() {
-	if r.focus == "" {
+	if !r.track {
 		return
 	}
 	d := r.lim.Allow(r.focus, r.binEnd, 0)

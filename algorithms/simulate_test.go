@@ -371,3 +371,30 @@ func TestSimulateUnsortedWithLateFirstArrivalChecksBins(t *testing.T) {
 		t.Fatalf("got %v; want a bin error", err)
 	}
 }
+
+func TestSimulateTracksTheEmptyKey(t *testing.T) {
+	// Arrivals without a key share the key "": the series follows it like
+	// any other. Token bucket 10 r/s, burst 5: 5 requests at 0.1 s empty
+	// it; by the end of the first 1 s bin 0.9 s × 10 = 9 tokens refilled,
+	// capped at 5.
+	as := make([]algorithms.Arrival, 5)
+	for i := range as {
+		as[i] = algorithms.Arrival{At: 100 * time.Millisecond, Cost: 1}
+	}
+	res := simulate(t, algorithms.Simulation{
+		Lanes:   lanes(algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 5}),
+		Traffic: algorithms.Traffic{Arrivals: as}, Bin: 50 * time.Millisecond, Until: time.Second,
+	})
+	series := res.Lanes[0].Series
+	// Bin 2 ends at 150 ms: 0.05 s × 10 = 0.5 token back, so 0 whole.
+	// The last bin ends at 1.05 s: full again.
+	if got := series[2].Remaining; got != 0 {
+		t.Errorf("remaining at 150 ms = %d, want 0", got)
+	}
+	if got := series[len(series)-1].Remaining; got != 5 {
+		t.Errorf("remaining at the end = %d, want 5", got)
+	}
+	if got := series[0].Remaining; got != 5 {
+		t.Errorf("remaining at 50 ms = %d, want 5 (nothing sent yet)", got)
+	}
+}
