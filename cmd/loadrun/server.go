@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Bounds on starting and stopping the server.
+const (
+	buildTimeout  = 5 * time.Minute
+	startTimeout  = 15 * time.Second
+	stopTimeout   = 15 * time.Second // the server's own graceful shutdown takes at most 10 s
+	maxKeptLines  = 5                // ERROR and WARN log lines kept for the report
+	maxKeptStderr = 8 << 10
+)
+
+// buildServer builds ratelab's web server into dir and returns the
+// binary's path. It runs the go command, so it needs the module's source.
+func buildServer(ctx context.Context, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	bin := filepath.Join(dir, "ratelab-web")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ratelab/ratelab/cmd/web")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/web: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// server is a ratelab web server that loadrun started and will stop.
+type server struct {
+	cmd    *exec.Cmd
+	addr   string // host:port it listens on, always loopback
+	log    *logWatcher
+	stderr *cappedBuffer
+	exited chan struct{} // closed once the process has exited
+	err    error         // cmd.Wait's result, once exited is closed
+}
+
+// startServer starts bin on 127.0.0.1:0 with the API's own rate limit off,
+// so the load measures the routes rather than 429s, and waits for the
+// "listening" log line that names the bound address.
+func startServer(ctx context.Context, bin string) (*server, error) {
+	s := &server{
+		log:    newLogWatcher(),
+		stderr: &cappedBuffer{max: maxKeptStderr},
+		exited: make(chan struct{}),
+	}
+	s.cmd = exec.Command(bin, "-addr", "127.0.0.1:0", "-api-rate", "0")
+	s.cmd.Stdout = s.log
+	s.cmd.Stderr = s.stderr
+	s.cmd.WaitDelay = stopTimeout
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	go func() {
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case addr := <-s.log.listening:
+		if !isLoopbackAddr(addr) {
+			s.kill()
+			return nil, fmt.Errorf("server listens on %s, not a loopback address", addr)
+		}
+		s.addr = addr
+		return s, nil
+	case <-s.exited:
+		return nil, fmt.Errorf("server exited before listening: %v\n%s", s.err, s.stderr)
+	case <-timer.C:
+		s.kill()
+		return nil, fmt.Errorf("server did not log \"listening\" within %s\n%s", startTimeout, s.stderr)
+	case <-ctx.Done():
+		s.kill()
+		return nil, ctx.Err()
+	}
+}
+
+// stop asks the server to shut down gracefully (SIGTERM), and kills it if
+// it has not exited within stopTimeout. It returns the server's exit error.
+func (s *server) stop() error {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		s.kill()
+		return fmt.Errorf("signal server: %w", err)
+	}
+	select {
+	case <-s.exited:
+		return s.err
+	case <-time.After(stopTimeout):
+		s.kill()
+		return fmt.Errorf("server still running %s after SIGTERM; killed", stopTimeout)
+	}
+}
+
+// kill stops the process at once and waits for it.
+func (s *server) kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// rss is the server's resident set size (VmRSS in /proc/<pid>/status) in
+// bytes, or false where /proc cannot tell.
+func (s *server) rss() (int64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	return parseVmRSS(data)
+}
+
+// parseVmRSS reads the VmRSS line ("VmRSS:	   17444 kB") of a
+// /proc/<pid>/status file.
+func parseVmRSS(status []byte) (int64, bool) {
+	for line := range strings.Lines(string(status)) {
+		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, false
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return kb << 10, true
+	}
+	return 0, false
+}
+
+// logWatcher is the server's stdout: JSON log lines. It passes on the
+// address of the "listening" line, counts lines, and keeps the first few
+// lines at level ERROR or WARN.
+type logWatcher struct {
+	listening chan string // receives the bound address once
+
+	mu      sync.Mutex
+	partial []byte
+	sent    bool
+	lines   int
+	errors  int
+	warns   int
+	kept    []string
+}
+
+func newLogWatcher() *logWatcher {
+	return &logWatcher{listening: make(chan string, 1)}
+}
+
+func (w *logWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(w.partial[:i])
+		w.partial = w.partial[i+1:]
+	}
+	// Keep the unfinished line in a buffer of its own, so the one
+	// above does not grow for ever.
+	w.partial = append([]byte(nil), w.partial...)
+	return len(p), nil
+}
+
+func (w *logWatcher) line(line []byte) {
+	w.lines++
+	// Most lines are request logs at INFO: count them without decoding,
+	// which would cost the load generator CPU that the server shares.
+	if bytes.Contains(line, []byte(`"level":"INFO"`)) && !bytes.Contains(line, []byte(`"msg":"listening"`)) {
+		return
+	}
+	var entry struct {
+		Level string `json:"level"`
+		Msg   string `json:"msg"`
+		Addr  string `json:"addr"`
+	}
+	if err := json.Unmarshal(line, &entry); err != nil {
+		// Not a log line of ours: count it as a warning, since the server
+		// only ever writes JSON lines to stdout.
+		entry.Level = "WARN"
+	}
+	if entry.Msg == "listening" && !w.sent {
+		w.sent = true
+		w.listening <- entry.Addr
+	}
+	switch entry.Level {
+	case "ERROR":
+		w.errors++
+	case "WARN":
+		w.warns++
+	default:
+		return
+	}
+	if len(w.kept) < maxKeptLines {
+		w.kept = append(w.kept, truncate(string(line), 400))
+	}
+}
+
+// counts returns the lines seen, those at ERROR and WARN, and the first few
+// of the latter.
+func (w *logWatcher) counts() (lines, errs, warns int, kept []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lines, w.errors, w.warns, append([]string(nil), w.kept...)
+}
+
+// cappedBuffer keeps the first max bytes written to it.
+type cappedBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// isLoopbackHost reports whether host (no port) is localhost or a loopback
+// IP address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// isLoopbackAddr reports whether addr (host:port) is a loopback IP address.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
