@@ -362,8 +362,21 @@ func (r *runner) closeBin() {
 
 // release counts a shaper's releases up to t in the span counters.
 func (r *runner) release(t time.Duration) {
-	for !r.pending.empty() && r.pending.next() <= t {
-		r.spans.add(r.pending.pop())
+	q := &r.pending
+	if len(q.heap) == 0 {
+		// Releases in order (one key): straight from the FIFO.
+		for q.head != q.tail {
+			rt := q.fifo[q.head&(len(q.fifo)-1)]
+			if rt > t {
+				return
+			}
+			r.spans.add(rt)
+			q.head++
+		}
+		return
+	}
+	for !q.empty() && q.next() <= t {
+		r.spans.add(q.pop())
 	}
 }
 
@@ -484,8 +497,7 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 		r.sum.DelayP99 = r.delays.quantile(0.99)
 		r.sum.DelayMax = r.delays.max
 	}
-	r.spans.flush()
-	r.sum.MaxIn1s, r.sum.MaxInWindow = r.spans.bestShort, r.spans.bestLong
+	r.sum.MaxIn1s, r.sum.MaxInWindow = int64(r.spans.bestShort), int64(r.spans.bestLong)
 	if r.sum.Offered > 0 {
 		r.sum.AdmittedShare = float64(r.sum.Admitted) / float64(r.sum.Offered)
 	}
@@ -494,53 +506,39 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 }
 
 // spanCounter finds the most events in any span (t−short, t] and in any
-// span (t−long, t] of a non-decreasing stream of times. It keeps only the
-// times inside the longer span, in a ring whose size is a power of two;
-// indices grow without wrapping and are masked on use. Times are batched so
-// that add is a store the compiler inlines into the simulator's loop.
+// span (t−long, t] of a non-decreasing stream of times. The count in a
+// span can grow by at most one per event, and (t − S, t] holds more than
+// best events exactly when the event best places before t lies inside it,
+// so each event costs one comparison per span. The ring keeps the last
+// events, at least max(best)+1 of them, in a power-of-two slice indexed by
+// the event number.
 type spanCounter struct {
 	short, long         time.Duration
 	ring                []time.Duration
-	tail, hs, hl        int // next write; oldest inside the short and long span
-	bestShort, bestLong int64
-	batch               [256]time.Duration
-	n                   int // times in batch
+	n                   int // events seen
+	bestShort, bestLong int
 }
 
 func (c *spanCounter) add(t time.Duration) {
-	c.batch[c.n] = t
+	if len(c.ring) <= max(c.bestShort, c.bestLong)+1 {
+		c.grow()
+	}
+	mask := len(c.ring) - 1
+	c.ring[c.n&mask] = t
 	c.n++
-	if c.n == len(c.batch) {
-		c.flush()
+	if i := c.n - 1 - c.bestShort; i >= 0 && c.ring[i&mask] > t-c.short {
+		c.bestShort++
+	}
+	if i := c.n - 1 - c.bestLong; i >= 0 && c.ring[i&mask] > t-c.long {
+		c.bestLong++
 	}
 }
 
-// flush counts the batched times.
-func (c *spanCounter) flush() {
-	for _, t := range c.batch[:c.n] {
-		if c.tail-min(c.hs, c.hl) == len(c.ring) {
-			c.grow()
-		}
-		mask := len(c.ring) - 1
-		c.ring[c.tail&mask] = t
-		c.tail++
-		// Both loops stop at the entry just written, which is inside its span.
-		for c.ring[c.hs&mask] <= t-c.short {
-			c.hs++
-		}
-		for c.ring[c.hl&mask] <= t-c.long {
-			c.hl++
-		}
-		c.bestShort = max(c.bestShort, int64(c.tail-c.hs))
-		c.bestLong = max(c.bestLong, int64(c.tail-c.hl))
-	}
-	c.n = 0
-}
-
+// grow doubles the ring, keeping every event it holds at its index.
 func (c *spanCounter) grow() {
 	old := c.ring
 	c.ring = make([]time.Duration, max(16, 2*len(old)))
-	for i := min(c.hs, c.hl); i < c.tail; i++ {
+	for i := max(0, c.n-len(old)); i < c.n; i++ {
 		c.ring[i&(len(c.ring)-1)] = old[i&(len(old)-1)]
 	}
 }
@@ -661,11 +659,16 @@ func (h *delayHistogram) add(d time.Duration) {
 	}
 	i := bucketOf(uint64(d))
 	if i >= len(h.counts) {
-		h.counts = slices.Grow(h.counts, i+1-len(h.counts))[:i+1]
+		h.grow(i)
 	}
 	h.counts[i]++
 	h.n++
 	h.max = max(h.max, d)
+}
+
+// grow makes room for bucket i.
+func (h *delayHistogram) grow(i int) {
+	h.counts = slices.Grow(h.counts, i+1-len(h.counts))[:i+1]
 }
 
 // quantile returns the midpoint of the bucket holding the q-quantile
