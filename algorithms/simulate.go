@@ -384,9 +384,6 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 	if r.cur == nil || at >= r.binEnd {
 		r.advance(at)
 	}
-	if r.shaper {
-		r.release(at)
-	}
 	d := r.lim.Allow(key, at, cost)
 	b := r.cur
 	b.Offered++
@@ -395,8 +392,12 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 		b.Admitted++
 		r.sum.AdmittedCost += cost
 		if r.shaper {
-			r.pending.push(at + d.Delay())
-			r.delays.add(d.Delay())
+			// Releases up to now are final (every later request is
+			// released no earlier than it arrives); count them, then
+			// queue this one.
+			r.release(at)
+			r.pending.push(at + d.Wait)
+			r.delays.add(d.Wait)
 		} else {
 			r.spans.add(at)
 		}
@@ -629,7 +630,6 @@ func (q *releases) popHeap() time.Duration {
 // value and its midpoint is within 0.8 %.
 type delayHistogram struct {
 	counts []int64
-	n      int64
 	max    time.Duration
 }
 
@@ -653,16 +653,13 @@ func bucketRange(i int) (lo, hi uint64) {
 	return m << e, (m+1)<<e - 1
 }
 
+// add counts d, which must not be negative.
 func (h *delayHistogram) add(d time.Duration) {
-	if d < 0 {
-		d = 0
-	}
 	i := bucketOf(uint64(d))
 	if i >= len(h.counts) {
 		h.grow(i)
 	}
 	h.counts[i]++
-	h.n++
 	h.max = max(h.max, d)
 }
 
@@ -674,10 +671,14 @@ func (h *delayHistogram) grow(i int) {
 // quantile returns the midpoint of the bucket holding the q-quantile
 // (nearest rank), capped at the maximum.
 func (h *delayHistogram) quantile(q float64) time.Duration {
-	if h.n == 0 {
+	var n int64
+	for _, c := range h.counts {
+		n += c
+	}
+	if n == 0 {
 		return 0
 	}
-	rank := int64(math.Ceil(q * float64(h.n)))
+	rank := int64(math.Ceil(q * float64(n)))
 	rank = max(rank, 1)
 	var seen int64
 	for i, c := range h.counts {
