@@ -212,9 +212,14 @@ func FuzzCalcAPI(f *testing.F) {
 	f.Add(`[]`)
 	f.Add(`null`)
 	f.Add(`{"capacity": 1e308, "clients": 9223372036854775807}`)
-	srv := newServer(config{})
+	fuzzAPI(f, newServer(config{}), "/api/v1/calc")
+}
+
+// fuzzAPI posts each fuzzed body to path: the answer must be 200, 413 or
+// 422 with a JSON body, never a 500.
+func fuzzAPI(f *testing.F, srv http.Handler, path string) {
 	f.Fuzz(func(t *testing.T, body string) {
-		req := httptest.NewRequest(http.MethodPost, "/api/v1/calc", strings.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
