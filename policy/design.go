@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"math"
+	"time"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/calc"
+)
+
+// FromDesign is the policy for a designer's design: every field of in in
+// its place (capacity, headroom, replicas and enforcement under service;
+// the tiers' clients and multipliers on the tiers; the endpoints' costs on
+// the endpoints; the rest under sizing), so that Design gives in back, and
+// the limits the calculator derives from it as token buckets: the default
+// per-client limit, each tier's, and a global limit at the usable rate
+// with a second of it as burst. A design the calculator refuses gets no
+// limits (lint then reports why).
+//
+// Durations are kept to the nanosecond: a window or delay given with finer
+// precision is rounded, the one way the round trip can lose anything.
+func FromDesign(in calc.Input) Policy {
+	p := Policy{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Metadata:   Metadata{Name: "design"},
+		Service: Service{
+			Capacity: in.Capacity, Headroom: in.Headroom, Replicas: in.Replicas,
+			Enforcement: in.Enforcement, OnStoreFailure: FailOpen,
+		},
+		Defaults: Defaults{
+			Key: KeyAPIKey, Mode: ModeEnforce,
+			Response: Response{Status: 429, Headers: []HeaderStyle{HeadersIETF}, RetryAfter: new(true)},
+		},
+		Sizing: Sizing{
+			Clients: in.Clients, P50: in.P50, P95: in.P95, P99: in.P99, PercentileUnit: in.PercentileUnit,
+			Margin: in.Margin, Peak: in.Peak, PeakSeconds: in.PeakSeconds, Window: seconds(in.Window),
+			Retry: Retry{Base: seconds(in.Retry.Base), Factor: in.Retry.Factor, Cap: seconds(in.Retry.Cap),
+				Attempts: in.Retry.Attempts, Jitter: in.Retry.Jitter},
+		},
+	}
+	if in.MaxDelay != nil {
+		p.Sizing.MaxDelay = new(seconds(*in.MaxDelay))
+	}
+	for _, t := range in.Tiers {
+		p.Tiers = append(p.Tiers, Tier{Name: t.Name, Clients: t.Clients, Multiplier: t.Multiplier})
+	}
+	for _, e := range in.Endpoints {
+		p.Endpoints = append(p.Endpoints, Endpoint{Match: Match{Method: e.Method, Path: e.Path}, Cost: e.Cost})
+	}
+	res, err := calc.Size(in)
+	if err != nil {
+		return p
+	}
+	p.Defaults.Limit = res.Spec(algorithms.NameTokenBucket)
+	for i, t := range res.Tiers {
+		p.Tiers[i].Limit = t.Spec(algorithms.NameTokenBucket)
+	}
+	u := res.Usable.Value
+	global := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: u, Burst: int64(math.Max(1, math.Ceil(u)))}
+	if global.Validate() == nil {
+		p.Global.Limit = global
+	}
+	return p
+}
+
+// Design is the calculator input the policy was sized from: the inverse of
+// FromDesign. The limits themselves are not part of it.
+func (p Policy) Design() calc.Input {
+	s := p.Sizing
+	in := calc.Input{
+		Capacity: p.Service.Capacity, Headroom: p.Service.Headroom, Clients: s.Clients,
+		P50: s.P50, P95: s.P95, P99: s.P99, PercentileUnit: s.PercentileUnit, Margin: s.Margin,
+		Peak: s.Peak, PeakSeconds: s.PeakSeconds, Window: secondsOf(s.Window),
+		Replicas: p.Service.Replicas, Enforcement: p.Service.Enforcement,
+		Retry: calc.Retry{Base: secondsOf(s.Retry.Base), Factor: s.Retry.Factor, Cap: secondsOf(s.Retry.Cap),
+			Attempts: s.Retry.Attempts, Jitter: s.Retry.Jitter},
+	}
+	if s.MaxDelay != nil {
+		in.MaxDelay = new(secondsOf(*s.MaxDelay))
+	}
+	for _, t := range p.Tiers {
+		in.Tiers = append(in.Tiers, calc.TierInput{Name: t.Name, Clients: t.Clients, Multiplier: t.Multiplier})
+	}
+	for _, e := range p.Endpoints {
+		in.Endpoints = append(in.Endpoints, calc.Endpoint{Method: e.Match.Method, Path: e.Match.Path, Cost: e.Cost})
+	}
+	return in
+}
+
+// sized reports whether the policy carries a design the calculator can
+// size: a client count, directly or on the tiers.
+func (p Policy) sized() bool {
+	if p.Sizing.Clients != 0 {
+		return true
+	}
+	for _, t := range p.Tiers {
+		if t.Clients != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// seconds converts seconds to a Duration, to the nearest nanosecond,
+// saturating beyond ±292 years and mapping NaN to 0.
+func seconds(s float64) time.Duration {
+	ns := math.Round(s * 1e9)
+	switch {
+	case math.IsNaN(ns):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(ns)
+}
+
+// secondsOf is d in seconds, the exact inverse of seconds for a number of
+// seconds with at most nine decimals (time.Duration.Seconds adds whole and
+// fractional seconds separately, which can be off by an ulp).
+func secondsOf(d time.Duration) float64 { return float64(d) / 1e9 }
