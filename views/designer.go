@@ -17,6 +17,25 @@ type DesignerView struct {
 	Title   string
 	Form    FormView
 	Results ResultsView
+	Import  ImportView
+}
+
+// ImportView is the policy file import form: where it posts, the YAML
+// pasted last time and the errors of a policy that did not decode.
+type ImportView struct {
+	Action string
+	YAML   string
+	Errors []ImportError
+}
+
+// ImportError is one decoding error of an imported policy: where (Line and
+// Column 1-based, 0 when unknown; Field, the path in the file), what, and
+// a hint when one is known.
+type ImportError struct {
+	Line, Column int
+	Field        string
+	Message      string
+	Hint         string
 }
 
 // FormView is the design form. Its fields' names are the query parameters
@@ -139,6 +158,9 @@ type ResultsView struct {
 	Charts      []Chart
 	// Query is the design's canonical query string, for links.
 	Query string
+	// ExportURL downloads the design as a policy file; "" when the design
+	// has problems.
+	ExportURL string
 }
 
 // PatternView describes the chart pattern in effect.

@@ -328,3 +328,52 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyExport(t *testing.T) {
+	doc := render(t, PolicyExport("/export/policy.yaml?capacity=1000&clients=10"))
+	link := byTestID(doc, "export-link")
+	if href, _ := link.Attr("href"); href != "/export/policy.yaml?capacity=1000&clients=10" {
+		t.Errorf("href %q", href)
+	}
+	if _, ok := link.Attr("download"); !ok {
+		t.Error("the link does not download")
+	}
+	if byTestID(render(t, PolicyExport("")), "policy-export").Length() != 0 {
+		t.Error("an export without a URL renders")
+	}
+}
+
+func TestPolicyImport(t *testing.T) {
+	doc := render(t, PolicyImport(ImportView{Action: "/import"}))
+	if byTestID(doc, "policy-file").Length() != 1 || byTestID(doc, "import-errors").Length() != 0 {
+		t.Fatal("want the panel without errors")
+	}
+	form := byTestID(doc, "import-form")
+	if a, _ := form.Attr("action"); a != "/import" {
+		t.Errorf("action %q", a)
+	}
+	if e, _ := form.Attr("enctype"); e != "multipart/form-data" {
+		t.Errorf("enctype %q", e)
+	}
+
+	doc = render(t, PolicyImport(ImportView{Action: "/import", YAML: "a: <b>", Errors: []ImportError{
+		{Line: 3, Column: 5, Field: "tiers[1].limit.brust", Message: "unknown field `brust`", Hint: "did you mean `burst`?"},
+		{Message: "the document is empty"},
+	}}))
+	errs := byTestID(doc, "import-error")
+	if errs.Length() != 2 {
+		t.Fatalf("%d errors, want 2", errs.Length())
+	}
+	first := errs.First().Text()
+	for _, want := range []string{"3:5", "tiers[1].limit.brust", "unknown field `brust`", "did you mean `burst`?"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first error %q lacks %q", first, want)
+		}
+	}
+	if f, _ := errs.First().Attr("data-field"); f != "tiers[1].limit.brust" {
+		t.Errorf("data-field %q", f)
+	}
+	if got := byTestID(doc, "import-yaml").Text(); got != "a: <b>" {
+		t.Errorf("textarea %q", got)
+	}
+}

@@ -197,7 +197,7 @@ func TestOpenAPIDocumentIsServed(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.1.0" || doc.Paths["/api/v1/calc"] == nil || doc.Paths["/api/v1/calc/reverse"] == nil {
+	if doc.OpenAPI != "3.1.0" || doc.Paths["/api/v1/calc"] == nil || doc.Paths["/api/v1/calc/reverse"] == nil || doc.Paths[lintPath] == nil {
 		t.Errorf("openapi %q with paths %v", doc.OpenAPI, doc.Paths)
 	}
 }

@@ -276,6 +276,11 @@ func TestBrowserDesignerUpdatesLive(t *testing.T) {
 	if u, _ := url.Parse(loc); u.Path != "/" {
 		t.Errorf("pushed URL %s: want the page's path /, not the fragment's", loc)
 	}
+	// The download link follows the design.
+	if got, want := eval[string](t, ctx, `document.querySelector('[data-testid="export-link"]').getAttribute("href")`),
+		exportPath+eval[string](t, ctx, `location.search`); got != want {
+		t.Errorf("export link after the update: got %q, want %q", got, want)
+	}
 	checkOptionsMatchServer(t, ctx)
 
 	// A bad value gets its message next to the field, live.
@@ -383,5 +388,23 @@ func TestBrowserDesignerWithoutJavaScript(t *testing.T) {
 	}
 	if got := d.Find(`#f-peak`).AttrOr("value", ""); got != "300" {
 		t.Errorf("peak field after submit: got %q, want 300", got)
+	}
+
+	// Paste a policy into the import form and submit it: the designer
+	// shows the policy's design.
+	pasted := "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: pasted}\nservice: {capacity: 3000}\nsizing: {clients: 30, p99: 4}\n"
+	s.do(t, ctx, "paste a policy", chromedp.SendKeys(chromedp.ID("import-yaml"), pasted))
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`[data-testid="import-submit"]`)))); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	loc, err = chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := s.srv.URL + "/?capacity=3000&clients=30&p99=4"; loc != want {
+		t.Errorf("after the import: at %s, want %s", loc, want)
+	}
+	if got := doc().Find(`#f-capacity`).AttrOr("value", ""); got != "3000" {
+		t.Errorf("capacity after the import: got %q, want 3000", got)
 	}
 }

@@ -45,7 +45,10 @@ func handleDesignerResults(c echo.Context) error {
 func designerView(rawQuery string) views.DesignerView {
 	d := parseDesignQuery(rawQuery)
 	results := d.results()
-	return views.DesignerView{Title: "ratelab: rate-limit designer", Form: d.form(), Results: results}
+	return views.DesignerView{
+		Title: "ratelab: rate-limit designer", Form: d.form(), Results: results,
+		Import: views.ImportView{Action: importPath},
+	}
 }
 
 // maxChartArrivals bounds the requests the charts simulate, so a design URL
@@ -75,6 +78,7 @@ func (d *design) results() views.ResultsView {
 		return rv
 	}
 	rv.Result = &res
+	rv.ExportURL = exportPath + "?" + rv.Query
 	if !d.patternOK {
 		rv.Pattern = d.patternView(0, "")
 		rv.ChartsError = d.patternError()

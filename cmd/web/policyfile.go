@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/views"
+)
+
+// Paths of the policy file: its JSON Schema, the export of a design, the
+// import form's target and the lint API.
+const (
+	schemaPath = "/schema/policy.json"
+	exportPath = "/export/policy.yaml"
+	importPath = "/import"
+	lintPath   = "/api/v1/policy/lint"
+)
+
+// handleSchema answers GET /schema/policy.json: the policy file's JSON
+// Schema, for editors with a YAML language server.
+func handleSchema(c echo.Context) error {
+	return c.Blob(http.StatusOK, "application/schema+json", policy.Schema)
+}
+
+// handleExport answers GET /export/policy.yaml?<design query>: the design,
+// parsed exactly as the designer parses it, as a policy file. A design the
+// page would show problems for instead of results is a 422 listing them by
+// the URL's parameter names; the chart pattern is not part of a policy, so
+// its problems do not count.
+func handleExport(c echo.Context) error {
+	d := parseDesignQuery(c.Request().URL.RawQuery)
+	if probs := exportProblems(d); len(probs) > 0 {
+		return &invalidRequest{problems: probs}
+	}
+	p := policy.FromDesign(d.input)
+	var buf bytes.Buffer
+	if err := policy.Encode(&buf, p); err != nil {
+		return fmt.Errorf("encode policy: %w", err)
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition,
+		fmt.Sprintf("attachment; filename=%q", policyFilename(p.Metadata.Name)))
+	return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", buf.Bytes())
+}
+
+// exportProblems are the problems that keep a design from export: those
+// the page shows instead of results, and text that is not UTF-8, which a
+// YAML file cannot hold as it is.
+func exportProblems(d *design) []fieldProblem {
+	if _, err := calc.Size(d.input); err != nil {
+		d.calcProblems(err)
+	}
+	for i, t := range d.input.Tiers {
+		notUTF8(d, rowName("tiers", d.tierAt[i], "name"), t.Name)
+	}
+	for i, e := range d.input.Endpoints {
+		notUTF8(d, rowName("endpoints", d.endpointAt[i], "method"), e.Method)
+		notUTF8(d, rowName("endpoints", d.endpointAt[i], "path"), e.Path)
+	}
+	return d.designProblems()
+}
+
+// notUTF8 records a problem on param when its value s is not UTF-8.
+func notUTF8(d *design, param, s string) {
+	if !utf8.ValidString(s) {
+		d.problem(param, fmt.Sprintf("%s: %s is not UTF-8 text; a policy file holds only UTF-8", param, quote(s)))
+	}
+}
+
+// policyFilename is the download name of a policy: its metadata name with
+// ".yaml", or ratelab-policy.yaml when the name is empty or holds anything
+// but letters, digits, '.', '_' and '-'.
+func policyFilename(name string) string {
+	ok := name != "" && !strings.HasPrefix(name, ".") && len(name) <= 128
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			ok = false
+			break
+		}
+	}
+	if !ok {
+		name = "ratelab-policy"
+	}
+	return name + ".yaml"
+}
+
+// lintResult is the answer of POST /api/v1/policy/lint: whether the
+// document decodes, every decoding error, and the lint findings of a
+// document that decodes.
+type lintResult struct {
+	Valid    bool             `json:"valid"`
+	Errors   policy.Errors    `json:"errors"`
+	Findings []policy.Finding `json:"findings"`
+}
+
+// yamlTypes are the Content-Types the lint API reads as YAML.
+var yamlTypes = []string{"application/yaml", "application/x-yaml", "text/yaml", "text/plain"}
+
+// handleLint answers POST /api/v1/policy/lint: a policy file as YAML in,
+// its decoding errors or its lint findings out. A document that does not
+// decode is still a 200, with valid false; only a body over policy.MaxSize
+// (413) or of another media type (415) is refused.
+func handleLint(c echo.Context) error {
+	req := c.Request()
+	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !isYAMLType(mt) {
+			return echo.NewHTTPError(http.StatusUnsupportedMediaType,
+				"send the policy as application/yaml (or application/x-yaml, text/yaml, text/plain)")
+		}
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, policy.MaxSize))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
+	}
+	res := lintResult{Valid: true, Errors: policy.Errors{}, Findings: []policy.Finding{}}
+	p, err := policy.Decode(bytes.NewReader(data))
+	if err != nil {
+		res.Valid = false
+		res.Errors = decodeErrors(err)
+	} else {
+		res.Findings = policy.Lint(p)
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+func isYAMLType(mt string) bool {
+	for _, t := range yamlTypes {
+		if mt == t {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeErrors are the problems of a failed policy.Decode.
+func decodeErrors(err error) policy.Errors {
+	var es policy.Errors
+	if errors.As(err, &es) && len(es) > 0 {
+		return es
+	}
+	return policy.Errors{{Message: err.Error()}}
+}
+
+// importMemory is how much of a multipart import form is kept in memory:
+// the whole of any form the page body limit lets through.
+const importMemory = pageBodyLimit
+
+// handleImport answers POST /import, the designer's import form: a policy
+// file uploaded as the field "policy" (multipart) or pasted into "yaml".
+// A policy that decodes is a 303 to the designer with its design, so the
+// page shows exactly that design; one that does not is the designer page
+// (the example design) with every decoding error, status 422.
+func handleImport(c echo.Context) error {
+	req := c.Request()
+	var err error
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt == echo.MIMEMultipartForm {
+		err = req.ParseMultipartForm(importMemory)
+	} else {
+		err = req.ParseForm()
+	}
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the import form")
+	}
+
+	text := req.PostFormValue("yaml")
+	var data []byte
+	if fh, ferr := c.FormFile("policy"); ferr == nil && fh.Size > 0 {
+		f, err := fh.Open()
+		if err != nil {
+			return fmt.Errorf("open uploaded policy: %w", err)
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, policy.MaxSize+1))
+		if err != nil {
+			return fmt.Errorf("read uploaded policy: %w", err)
+		}
+	} else {
+		data = []byte(text)
+	}
+
+	var errs policy.Errors
+	if len(bytes.TrimSpace(data)) == 0 {
+		errs = policy.Errors{{Message: "no policy: choose a file or paste the YAML"}}
+	} else if p, err := policy.Decode(bytes.NewReader(data)); err != nil {
+		errs = decodeErrors(err)
+	} else {
+		return c.Redirect(http.StatusSeeOther, designerPath+"?"+designQuery(p.Design()))
+	}
+
+	v := designerView("")
+	v.Import.YAML = text
+	for _, e := range errs {
+		v.Import.Errors = append(v.Import.Errors, views.ImportError{
+			Line: e.Line, Column: e.Column, Field: e.Field, Message: e.Message, Hint: e.Hint,
+		})
+	}
+	return render(c, http.StatusUnprocessableEntity, views.Designer(v))
+}
+
+// designQuery is the designer's canonical query string of in: the query
+// that parses to in, as the page's own links spell it. Zero values are
+// left out (blank means the same to the parser), pointers are given when
+// set, numbers in their shortest exact decimal form.
+func designQuery(in calc.Input) string {
+	q := url.Values{}
+	num := func(key string, x float64) {
+		if x != 0 {
+			q.Set(key, formatNum(x))
+		}
+	}
+	ptr := func(key string, x *float64) {
+		if x != nil {
+			q.Set(key, formatNum(*x))
+		}
+	}
+	str := func(key, s string) {
+		if s != "" {
+			q.Set(key, s)
+		}
+	}
+	num("capacity", in.Capacity)
+	ptr("headroom", in.Headroom)
+	num("replicas", float64(in.Replicas))
+	str("enforcement", string(in.Enforcement))
+	num("clients", float64(in.Clients))
+	num("p50", in.P50)
+	num("p95", in.P95)
+	num("p99", in.P99)
+	str("percentile_unit", string(in.PercentileUnit))
+	num("margin", in.Margin)
+	num("peak", in.Peak)
+	num("peak_seconds", in.PeakSeconds)
+	num("window", in.Window)
+	ptr("max_delay", in.MaxDelay)
+	for i, t := range in.Tiers {
+		str(rowName("tiers", i, "name"), t.Name)
+		num(rowName("tiers", i, "clients"), float64(t.Clients))
+		num(rowName("tiers", i, "multiplier"), t.Multiplier)
+	}
+	for i, e := range in.Endpoints {
+		str(rowName("endpoints", i, "method"), e.Method)
+		str(rowName("endpoints", i, "path"), e.Path)
+		num(rowName("endpoints", i, "cost"), float64(e.Cost))
+	}
+	num("retry.base", in.Retry.Base)
+	num("retry.factor", in.Retry.Factor)
+	num("retry.cap", in.Retry.Cap)
+	num("retry.attempts", float64(in.Retry.Attempts))
+	ptr("retry.jitter", in.Retry.Jitter)
+	return parseDesign(q).query()
+}
+
+// formatNum is x as the design URL spells numbers: the shortest decimal
+// that parses back to x, without an exponent.
+func formatNum(x float64) string {
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
