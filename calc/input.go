@@ -239,10 +239,17 @@ func (in Input) normalize() (Input, error) {
 		v.add("endpoints", strconv.Itoa(len(in.Endpoints))+" endpoints", fmt.Sprintf("at most %d", MaxEndpoints))
 	} else if len(in.Endpoints) > 0 {
 		in.Endpoints = append([]Endpoint(nil), in.Endpoints...)
+		routes := map[string]int{} // "METHOD path" → first index, as the policy file keys routes
 		for i, e := range in.Endpoints {
 			f := fmt.Sprintf("endpoints[%d]", i)
 			if !validMethod(e.Method) {
 				v.add(f+".method", strconv.Quote(e.Method), "an HTTP method such as GET or POST (letters, at most 16)")
+			}
+			route := strings.ToUpper(e.Method) + " " + e.Path
+			if j, seen := routes[route]; seen {
+				v.add(f+".path", strconv.Quote(e.Path), fmt.Sprintf("a route no other endpoint has (endpoints[%d] is also %s)", j, route))
+			} else {
+				routes[route] = i
 			}
 			if !strings.HasPrefix(e.Path, "/") || len(e.Path) > 1024 {
 				v.add(f+".path", strconv.Quote(e.Path), "a path starting with / (at most 1024 bytes)")

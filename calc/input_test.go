@@ -90,6 +90,11 @@ func TestValidation(t *testing.T) {
 		{"endpoint path", with(func(in *calc.Input) {
 			in.Endpoints = []calc.Endpoint{{Method: "GET", Path: "/"}, {Method: "GET", Path: "v1"}}
 		}), "endpoints[1].path", `"v1"`},
+		// The policy file keys routes by upper-cased method and exact path,
+		// so "get /a" after "GET /a" is the same route twice.
+		{"endpoint route twice", with(func(in *calc.Input) {
+			in.Endpoints = []calc.Endpoint{{Method: "GET", Path: "/a"}, {Method: "POST", Path: "/a"}, {Method: "get", Path: "/a"}}
+		}), "endpoints[2].path", `"/a"`},
 		{"endpoint cost negative", with(func(in *calc.Input) { in.Endpoints = []calc.Endpoint{{Method: "GET", Path: "/", Cost: -8}} }), "endpoints[0].cost", "-8"},
 		{"endpoint cost absurd", with(func(in *calc.Input) { in.Endpoints = []calc.Endpoint{{Method: "GET", Path: "/", Cost: 1e7}} }), "endpoints[0].cost", "10000000"},
 		{"retry base", with(func(in *calc.Input) { in.Retry.Base = -1 }), "retry.base", "-1"},

@@ -64,7 +64,7 @@ func randomDesign(r *rand.Rand) calc.Input {
 	}
 	in.Enforcement = []calc.Enforcement{"", calc.Shared, calc.Local}[r.IntN(3)]
 	for i := range r.IntN(4) {
-		// Unique routes: calc accepts a route twice, the policy does not.
+		// Unique routes: a route given twice is invalid in calc and in the policy.
 		e := calc.Endpoint{Method: []string{"GET", "POST", "delete"}[r.IntN(3)], Path: []string{"/v1/reports", "/v1/orders/{id}", "/a b", "/ü"}[r.IntN(4)] + strings.Repeat("/x", i)}
 		if maybe() {
 			e.Cost = int64(r.IntN(50))

@@ -87,11 +87,13 @@ func valueErrors(p Policy) Errors {
 		}
 	}
 	routes := map[string]string{}
+	dupRoute := map[string]bool{} // calc fields of repeated routes, reported here with their position
 	for i, e := range p.Endpoints {
 		path := fmt.Sprintf("endpoints[%d]", i)
 		k := strings.ToUpper(e.Match.Method) + " " + e.Match.Path
 		if first, dup := routes[k]; dup {
 			add(path+".match", fmt.Sprintf("endpoint %s is already defined at %s", clip(k), first), "merge the two entries")
+			dupRoute[path+".path"] = true
 		} else {
 			routes[k] = where(path)
 		}
@@ -131,7 +133,7 @@ func valueErrors(p Policy) Errors {
 	var ces calc.Errors
 	if err := in.Validate(); errors.As(err, &ces) {
 		for _, ce := range ces {
-			if !sized && unsizedClients.MatchString(ce.Field) {
+			if (!sized && unsizedClients.MatchString(ce.Field)) || dupRoute[ce.Field] {
 				continue
 			}
 			add(policyPath(ce.Field), fmt.Sprintf("%s is out of range; want %s", ce.Value, ce.Want), "")
