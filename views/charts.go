@@ -62,7 +62,14 @@ type line struct {
 	name   string
 	y      []float64
 	dashed bool
+	width  float32 // pixels; 0 is echarts' default
 }
+
+// laneWidth gives the i-th of n algorithm lines a width that shrinks from
+// the first to the last, so where two algorithms admit the same requests
+// (token_bucket and gcra always do) the later line sits inside the earlier
+// one and both stay visible.
+func laneWidth(i, n int) float32 { return 1.5 + 1.2*float32(n-1-i) }
 
 // round3 keeps three decimals: chart values are counts, and times are whole
 // milliseconds, so only the ideal line is rounded, and the table shows the
@@ -107,8 +114,12 @@ func (l lines) chart(id, title, caption string) Chart {
 		}
 		table.Columns = append(table.Columns, s.name)
 		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
-		if s.dashed {
-			so = append(so, charts.WithLineStyleOpts(opts.LineStyle{Type: "dashed"}))
+		if s.dashed || s.width > 0 {
+			style := opts.LineStyle{Width: s.width}
+			if s.dashed {
+				style.Type = "dashed"
+			}
+			so = append(so, charts.WithLineStyleOpts(style))
 		}
 		c.AddSeries(s.name, data, so...)
 	}
@@ -251,12 +262,12 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), dashed: true})
 		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
 	}
-	for _, l := range sim.Lanes {
-		name := string(l.Lane.Spec.Algorithm)
-		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted)})
-		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected)})
-		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining)})
-		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted)})
+	for i, l := range sim.Lanes {
+		name, w := string(l.Lane.Spec.Algorithm), laneWidth(i, len(sim.Lanes))
+		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted), width: w})
+		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected), width: w})
+		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining), width: w})
+		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted), width: w})
 	}
 	for _, l := range sim.Lanes {
 		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {

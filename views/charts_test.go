@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -297,5 +298,39 @@ func TestChartValuesStayFinite(t *testing.T) {
 	}
 	if got := round3(1.23456); got != 1.235 {
 		t.Errorf("round3(1.23456) = %v", got)
+	}
+}
+
+func TestAlgorithmLinesNestSoOverlapsStayVisible(t *testing.T) {
+	// token_bucket and gcra admit the same requests, so their lines
+	// coincide; each algorithm's line is thinner than the one before it,
+	// so a later line sits inside an earlier one instead of hiding it.
+	sim := algorithms.Simulation{Lanes: sixLanes(), Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternIdleThenBurst))}
+	charts := PatternCharts(simulate(t, sim), "client-1", IdealLine{Rate: 10, Burst: 20, Keys: 1})
+	for _, id := range []string{ChartAdmitted, ChartRejected, ChartCumulative} {
+		var o struct {
+			Series []struct {
+				Name      string
+				LineStyle struct{ Width float64 } `json:"lineStyle"`
+			}
+		}
+		if err := json.Unmarshal([]byte(chartByID(t, charts, id).Option), &o); err != nil {
+			t.Fatal(err)
+		}
+		prev := math.Inf(1)
+		seen := 0
+		for _, s := range o.Series {
+			if !slices.Contains(algorithms.Names, algorithms.Name(s.Name)) {
+				continue
+			}
+			seen++
+			if w := s.LineStyle.Width; w <= 0 || w >= prev {
+				t.Errorf("%s: %s line width %v after %v; want each algorithm thinner than the one before", id, s.Name, w, prev)
+			}
+			prev = s.LineStyle.Width
+		}
+		if seen != 6 {
+			t.Errorf("%s: %d algorithm lines, want 6", id, seen)
+		}
 	}
 }
