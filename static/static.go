@@ -5,6 +5,8 @@
 package static
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -52,4 +54,34 @@ func Path(name string) string {
 		panic("static: no embedded asset " + name)
 	}
 	return "/static/" + name + "?v=" + v
+}
+
+var gzipped struct {
+	sync.Mutex
+	m map[string][]byte
+}
+
+// Gzip returns the embedded asset name compressed with gzip at the best
+// level, computed once: the assets never change while the binary runs, so
+// the server need not compress a megabyte of chart library per request. It
+// reports false when name is not embedded.
+func Gzip(name string) ([]byte, bool) {
+	gzipped.Lock()
+	defer gzipped.Unlock()
+	if b, ok := gzipped.m[name]; ok {
+		return b, true
+	}
+	raw, err := FS.ReadFile(name)
+	if err != nil {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // the level is valid
+	zw.Write(raw)                                            // a bytes.Buffer does not fail
+	zw.Close()
+	if gzipped.m == nil {
+		gzipped.m = map[string][]byte{}
+	}
+	gzipped.m[name] = buf.Bytes()
+	return buf.Bytes(), true
 }

@@ -1,8 +1,11 @@
 package static_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"strings"
 	"testing"
 
@@ -28,4 +31,29 @@ func TestPathPanicsOnUnknownAsset(t *testing.T) {
 		}
 	}()
 	static.Path("nope.js")
+}
+
+func TestGzipIsTheAssetCompressedOnce(t *testing.T) {
+	raw, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := static.Gzip("css/app.css")
+	if !ok {
+		t.Fatal("Gzip(css/app.css) reports no asset")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("gunzipped %d bytes (err %v), want the %d bytes of the asset", len(got), err, len(raw))
+	}
+	if b, _ := static.Gzip("css/app.css"); &b[0] != &a[0] {
+		t.Error("the second call compressed again instead of reusing the first result")
+	}
+	if _, ok := static.Gzip("nope.js"); ok {
+		t.Error("Gzip(nope.js) = ok, want false")
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -9,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -115,6 +118,35 @@ func staticCache() echo.MiddlewareFunc {
 				}
 			}
 			return next(c)
+		}
+	}
+}
+
+// precompressed serves an embedded text asset as its gzip bytes, compressed
+// once for the life of the process (static.Gzip), to a client that accepts
+// gzip; anything else falls through to the plain file handler, and so do
+// range requests (their offsets mean the plain bytes to most clients).
+// Conditional requests work as for the plain file: http.ServeContent
+// answers them with the ETag staticCache has set.
+func precompressed() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			name := c.Param("*")
+			ct := mime.TypeByExtension(path.Ext(name))
+			if !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) || req.Header.Get("Range") != "" ||
+				!compressible(ct) || !fs.ValidPath(name) {
+				return next(c)
+			}
+			b, ok := static.Gzip(name)
+			if !ok {
+				return next(c)
+			}
+			h := c.Response().Header()
+			h.Set(echo.HeaderContentType, ct)
+			h.Set(echo.HeaderContentEncoding, "gzip")
+			http.ServeContent(c.Response(), req, name, time.Time{}, bytes.NewReader(b))
+			return nil
 		}
 	}
 }

@@ -483,3 +483,63 @@ func TestSecurityPolicyThatAllowsFraming(t *testing.T) {
 		t.Errorf("CSP: got %q", p.csp)
 	}
 }
+
+func TestStaticAssetsAreCompressedOnce(t *testing.T) {
+	srv := newServer(testConfig(t))
+	name := "vendor/echarts.min.js"
+	raw, err := static.FS.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(header ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, static.Path(name), nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		return rec
+	}
+	a, b := get("Accept-Encoding", "gzip"), get("Accept-Encoding", "gzip")
+	if a.Code != http.StatusOK || a.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("status %d, Content-Encoding %q; want 200 gzip", a.Code, a.Header().Get("Content-Encoding"))
+	}
+	if !bytes.Equal(a.Body.Bytes(), b.Body.Bytes()) {
+		t.Error("two requests got different compressed bytes")
+	}
+	zr, err := gzip.NewReader(a.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("gunzipped %d bytes (%v), want the %d bytes of the asset", len(got), err, len(raw))
+	}
+	if ct := a.Header().Get("Content-Type"); !strings.Contains(ct, "javascript") {
+		t.Errorf("Content-Type %q, want JavaScript", ct)
+	}
+	if etag := a.Header().Get("ETag"); etag == "" {
+		t.Error("no ETag")
+	} else if c := get("Accept-Encoding", "gzip", "If-None-Match", etag); c.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: status %d, want 304", c.Code)
+	}
+	if plain := get(); plain.Header().Get("Content-Encoding") != "" || !bytes.Equal(plain.Body.Bytes(), raw) {
+		t.Errorf("without Accept-Encoding: Content-Encoding %q, %d bytes; want the plain asset", plain.Header().Get("Content-Encoding"), plain.Body.Len())
+	}
+}
+
+// BenchmarkStaticEcharts serves the vendored chart library to a client that
+// accepts gzip: the compressed bytes are made once, not per request.
+func BenchmarkStaticEcharts(b *testing.B) {
+	srv := newServer(config{})
+	target := static.Path("vendor/echarts.min.js")
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
+	}
+}

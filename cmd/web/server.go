@@ -55,7 +55,7 @@ func newServer(cfg config) *echo.Echo {
 	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals))
 	e.POST(lintPath, handleLint)
 	get("/api/openapi.json", handleOpenAPI)
-	get("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache())
+	get("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache(), precompressed())
 	get("/metrics", m.handler)
 
 	return e
