@@ -272,6 +272,16 @@ func valueText(v calc.Value) string {
 // percent formats a fraction as a percentage.
 func percent(f float64) string { return Num(100*f) + " %" }
 
+// clientCount says how many clients an expected count stands for, in
+// words a reader takes at face value: "fewer than one" below one, else
+// the count rounded to a whole client ("about 12").
+func clientCount(x float64) string {
+	if x < 0.5 {
+		return "fewer than one"
+	}
+	return "about " + Num(math.Round(x))
+}
+
 // seconds formats seconds.
 func seconds(s float64) string { return Num(s) + " s" }
 

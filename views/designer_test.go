@@ -329,6 +329,18 @@ func TestNum(t *testing.T) {
 	}
 }
 
+func TestClientCount(t *testing.T) {
+	// 200 clients × 0.000437 = 0.087 expected: not a fraction of a client.
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{{0.087, "fewer than one"}, {0.49, "fewer than one"}, {0.5, "about 1"}, {12.4, "about 12"}, {1500, "about 1500"}} {
+		if got := clientCount(tt.in); got != tt.want {
+			t.Errorf("clientCount(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestPolicyExport(t *testing.T) {
 	doc := render(t, PolicyExport("/export/policy.yaml?capacity=1000&clients=10"))
 	link := byTestID(doc, "export-link")
