@@ -92,9 +92,6 @@ type Limiter interface {
 	Reclaim(now time.Duration) int
 }
 
-// seconds converts a duration to float64 seconds.
-func seconds(d time.Duration) float64 { return float64(d) / 1e9 }
-
 // ceilDuration converts a non-negative number of nanoseconds to a Duration,
 // rounding up and saturating at Never.
 func ceilDuration(ns float64) time.Duration {

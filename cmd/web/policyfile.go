@@ -58,7 +58,9 @@ func handleExport(c echo.Context) error {
 // the page shows instead of results, and text that is not UTF-8, which a
 // YAML file cannot hold as it is.
 func exportProblems(d *design) []fieldProblem {
-	if _, err := calc.Size(d.input); err != nil {
+	// Validate reports what Size would, without sizing: FromDesign sizes
+	// the design once more.
+	if err := d.input.Validate(); err != nil {
 		d.calcProblems(err)
 	}
 	for i, t := range d.input.Tiers {

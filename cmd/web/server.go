@@ -175,14 +175,3 @@ func recoverPanics() echo.MiddlewareFunc {
 		},
 	})
 }
-
-// cacheControl sets the Cache-Control header of successful responses;
-// errorHandler removes it from errors.
-func cacheControl(value string) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			c.Response().Header().Set(echo.HeaderCacheControl, value)
-			return next(c)
-		}
-	}
-}
