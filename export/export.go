@@ -1,0 +1,376 @@
+// Package export turns one policy (package policy) into configuration for a
+// real gateway or library, and says how faithfully that target enforces it.
+//
+// A target (nginx, Envoy, Traefik, Kong, HAProxy, Redis, Go libraries, and
+// the operations and documentation artefacts) lives in its own package under
+// export/ and is a [Target]: a name, a file name and a Render function. Its
+// [Export] carries the file and, for every limit of the policy, a [Mapping]:
+// the policy's parameters, the target's parameters, and a [Fidelity] —
+// exact, approximate (with the reason: integer rates, a window instead of a
+// bucket, rejected requests counted, discrete refill…) or not expressible.
+// The export's fidelity is the worst of its mappings.
+//
+// This package holds what every target shares: the policy's limits in one
+// flat list with their scope, key and match ([Limits]), the request
+// conventions a gateway needs to tell clients and tiers apart ([Options]),
+// and the conversions between the algorithm families (a bucket as a window,
+// a window as a bucket, a limit divided over local replicas).
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Fidelity says how faithfully a target enforces a limit.
+type Fidelity string
+
+// Fidelities, from best to worst.
+const (
+	// Exact: the target admits exactly what the policy's algorithm admits
+	// (up to the target's clock resolution).
+	Exact Fidelity = "exact"
+	// Approximate: the target enforces the same long-run rate but differs
+	// in a way the mapping's Why states.
+	Approximate Fidelity = "approximate"
+	// NotExpressible: the target cannot enforce this at all; the export
+	// leaves it out (or enforces something else) and says so.
+	NotExpressible Fidelity = "not_expressible"
+)
+
+// Fidelities lists every fidelity, best first.
+var Fidelities = []Fidelity{Exact, Approximate, NotExpressible}
+
+// rank orders fidelities from best (0) to worst.
+func (f Fidelity) rank() int { return slices.Index(Fidelities, f) }
+
+// Worst is the worse of f and g.
+func Worst(f, g Fidelity) Fidelity {
+	if g.rank() > f.rank() {
+		return g
+	}
+	return f
+}
+
+// Mapping is how one part of the policy — a limit, the shadow mode, the
+// response — lands in the target.
+type Mapping struct {
+	// Field is the policy's path: "tiers[1].limit", "global.limit",
+	// "defaults.mode".
+	Field string `json:"field"`
+	// From is the policy's value: "token_bucket(rate=10/s, burst=20)".
+	From string `json:"from"`
+	// To is the target's parameters: "rate=10r/s burst=19 nodelay".
+	To string `json:"to"`
+	// Fidelity says how faithful To is to From.
+	Fidelity Fidelity `json:"fidelity"`
+	// Why explains an approximate or inexpressible mapping, and any
+	// parameter that differs from the policy's (burst = capacity − 1).
+	Why string `json:"why,omitempty"`
+}
+
+// Export is one target's rendering of a policy.
+type Export struct {
+	// Target is the target's name.
+	Target string `json:"target"`
+	// Filename is what the download is called: "nginx.conf".
+	Filename string `json:"filename"`
+	// MediaType is the file's type: "text/plain; charset=utf-8",
+	// "application/yaml".
+	MediaType string `json:"media_type"`
+	// Body is the file.
+	Body []byte `json:"-"`
+	// Fidelity is the worst of the mappings' fidelities.
+	Fidelity Fidelity `json:"fidelity"`
+	// Mappings says where each part of the policy went.
+	Mappings []Mapping `json:"mappings"`
+	// Notes are what the user must know to deploy it: where the file
+	// goes, what it assumes, how to check it ("nginx -t").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Add appends a mapping and lowers the export's fidelity to it.
+func (e *Export) Add(m Mapping) {
+	if e.Fidelity == "" {
+		e.Fidelity = Exact
+	}
+	e.Mappings = append(e.Mappings, m)
+	e.Fidelity = Worst(e.Fidelity, m.Fidelity)
+}
+
+// Target is one export target.
+type Target struct {
+	// Name is the URL and command-line name: "nginx", "envoy-local".
+	Name string
+	// Title is what the designer shows: "nginx limit_req".
+	Title string
+	// Group places it in the designer: gateways, libraries, operations,
+	// docs.
+	Group Group
+	// Render renders a policy. The policy has passed policy.Validate;
+	// Render returns an error only for a policy the target cannot render
+	// at all (an *Error), never for a limit it can only approximate.
+	Render func(p policy.Policy, o Options) (Export, error)
+}
+
+// Group is a class of targets.
+type Group string
+
+// Groups, in the designer's order.
+const (
+	Gateways   Group = "gateways"
+	Libraries  Group = "libraries"
+	Operations Group = "operations"
+	Docs       Group = "docs"
+)
+
+// Error is a policy a target cannot render at all.
+type Error struct {
+	Target string
+	Reason string
+}
+
+func (e *Error) Error() string { return e.Target + ": " + e.Reason }
+
+// Options are the request conventions a gateway needs and the policy does
+// not say: which headers carry the client's API key, account and tier, and
+// where the protected service listens. The zero Options means the
+// defaults of [DefaultOptions].
+type Options struct {
+	// APIKeyHeader carries the client's API key (key: api_key).
+	APIKeyHeader string
+	// AccountHeader carries the authenticated account id (key: account),
+	// set by the authentication layer in front of the limiter.
+	AccountHeader string
+	// TierHeader carries the client's tier name, set by the
+	// authentication layer; a request without it gets the default limit.
+	TierHeader string
+	// Upstream is the protected service's address (host:port).
+	Upstream string
+	// Listen is the address the gateway listens on (host:port or port).
+	Listen string
+	// Gateway is the target whose metrics the operations exports
+	// (Prometheus rules) watch: a gateway target's name; "" means nginx.
+	Gateway string
+}
+
+// DefaultOptions are the conventions exports use unless told otherwise.
+var DefaultOptions = Options{
+	APIKeyHeader:  "X-API-Key",
+	AccountHeader: "X-Account-ID",
+	TierHeader:    "X-Tier",
+	Upstream:      "127.0.0.1:8081",
+	Listen:        "8080",
+}
+
+// WithDefaults fills o's empty fields from DefaultOptions.
+func (o Options) WithDefaults() Options {
+	d := DefaultOptions
+	if o.APIKeyHeader == "" {
+		o.APIKeyHeader = d.APIKeyHeader
+	}
+	if o.AccountHeader == "" {
+		o.AccountHeader = d.AccountHeader
+	}
+	if o.TierHeader == "" {
+		o.TierHeader = d.TierHeader
+	}
+	if o.Upstream == "" {
+		o.Upstream = d.Upstream
+	}
+	if o.Listen == "" {
+		o.Listen = d.Listen
+	}
+	return o
+}
+
+// KeyHeader is the header that carries key k, or "" for ip and global.
+func (o Options) KeyHeader(k policy.Key) string {
+	o = o.WithDefaults()
+	switch k {
+	case policy.KeyAPIKey:
+		return o.APIKeyHeader
+	case policy.KeyAccount:
+		return o.AccountHeader
+	}
+	return ""
+}
+
+// Scope is what a limit applies to.
+type Scope string
+
+// Scopes.
+const (
+	// ScopeDefault is the per-client limit of clients in no tier.
+	ScopeDefault Scope = "default"
+	// ScopeTier is a tier's per-client limit.
+	ScopeTier Scope = "tier"
+	// ScopeEndpoint is an endpoint's per-client limit.
+	ScopeEndpoint Scope = "endpoint"
+	// ScopeGlobal is the whole service's limit, all clients together.
+	ScopeGlobal Scope = "global"
+)
+
+// Limit is one limit of a policy with everything a target needs to place it.
+type Limit struct {
+	// Field is the policy path of the limit: "tiers[1].limit".
+	Field string
+	Scope Scope
+	// Name identifies it in the target's config, lower case letters,
+	// digits and underscores: "default", "tier_paid", "endpoint_2",
+	// "global".
+	Name string
+	// Tier is the tier's name (ScopeTier).
+	Tier string
+	// Key is what identifies a client: the tier's key, else the
+	// defaults' key; KeyGlobal for the global limit.
+	Key policy.Key
+	// Match is the endpoint's method and path (ScopeEndpoint).
+	Match policy.Match
+	// Spec is the limit.
+	Spec algorithms.Spec
+	// Shadow is true when the policy is in shadow mode: log, never reject.
+	Shadow bool
+}
+
+// Limits lists the policy's limits in a fixed order: default, tiers,
+// endpoints, global. A tier without its own limit inherits the default
+// limit (listed under the tier, so tier selection still works); an endpoint
+// or global without a limit is left out.
+func Limits(p policy.Policy) []Limit {
+	shadow := p.Defaults.Mode == policy.ModeShadow
+	defKey := p.Defaults.Key
+	if defKey == "" {
+		defKey = policy.KeyAPIKey
+	}
+	var out []Limit
+	if p.Defaults.Limit.Algorithm != "" {
+		out = append(out, Limit{Field: "defaults.limit", Scope: ScopeDefault, Name: "default",
+			Key: defKey, Spec: p.Defaults.Limit, Shadow: shadow})
+	}
+	for i, t := range p.Tiers {
+		l := Limit{Field: fmt.Sprintf("tiers[%d].limit", i), Scope: ScopeTier, Name: "tier_" + Ident(t.Name),
+			Tier: t.Name, Key: defKey, Spec: t.Limit, Shadow: shadow}
+		if t.Key != "" {
+			l.Key = t.Key
+		}
+		if l.Spec.Algorithm == "" {
+			l.Spec = p.Defaults.Limit
+		}
+		if l.Spec.Algorithm != "" {
+			out = append(out, l)
+		}
+	}
+	for i, e := range p.Endpoints {
+		if e.Limit.Algorithm == "" {
+			continue
+		}
+		out = append(out, Limit{Field: fmt.Sprintf("endpoints[%d].limit", i), Scope: ScopeEndpoint,
+			Name: fmt.Sprintf("endpoint_%d", i), Key: defKey, Match: e.Match, Spec: e.Limit, Shadow: shadow})
+	}
+	if p.Global.Limit.Algorithm != "" {
+		out = append(out, Limit{Field: "global.limit", Scope: ScopeGlobal, Name: "global",
+			Key: policy.KeyGlobal, Spec: p.Global.Limit, Shadow: shadow})
+	}
+	return out
+}
+
+// Ident is s as an identifier for config files: lower-case ASCII letters,
+// digits and underscores, never empty, never starting with a digit.
+func Ident(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	id := b.String()
+	if id == "" || (id[0] >= '0' && id[0] <= '9') {
+		id = "x" + id
+	}
+	return id
+}
+
+// Costs are the endpoints' costs greater than 1, by match, in policy order.
+func Costs(p policy.Policy) []policy.Endpoint {
+	var out []policy.Endpoint
+	for _, e := range p.Endpoints {
+		if e.Cost > 1 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Bucket is a limit as a token bucket: a long-run rate in requests per
+// second and a capacity. For token_bucket and gcra it is the limit itself
+// (exact: both admit the same, [algorithms] proves it); for leaky_bucket
+// it is the meter with the queue's capacity (the target rejects where the
+// policy delays); for the windows it is rate = limit/window and burst =
+// limit, the same long-run rate and the same largest instant burst, but a
+// smoother refill than a window's reset. Why says what differs, "" when
+// nothing does.
+func Bucket(s algorithms.Spec) (rate float64, burst int64, why string) {
+	switch s.Algorithm {
+	case algorithms.NameTokenBucket, algorithms.NameGCRA:
+		return s.Rate, s.Burst, ""
+	case algorithms.NameLeakyBucket:
+		return s.Rate, s.Queue + 1, fmt.Sprintf("a leaky bucket queue delays requests beyond the rate; as a token bucket (rate %s/s, burst %d = queue + 1) the target rejects them instead of delaying", num(s.Rate), s.Queue+1)
+	default:
+		r := float64(s.Limit) / s.Window.Seconds()
+		return r, s.Limit, fmt.Sprintf("a %s of %d per %s enforced as a token bucket of rate %s/s and burst %d: the same long-run rate and largest burst, but tokens return continuously instead of at the window's edge", s.Algorithm, s.Limit, s.Window, num(r), s.Limit)
+	}
+}
+
+// Window is a limit as a window of whole requests: limit per window. For
+// the windows it is the limit itself; for the buckets it is burst per
+// burst/rate, which keeps the long-run rate and the largest burst but
+// admits up to twice the burst across a fixed window's edge. Why says what
+// differs, "" when nothing does.
+func Window(s algorithms.Spec) (limit int64, window float64, why string) {
+	switch s.Algorithm {
+	case algorithms.NameFixedWindow, algorithms.NameSlidingLog, algorithms.NameSlidingWindow:
+		return s.Limit, s.Window.Seconds(), ""
+	}
+	r, b, _ := Bucket(s)
+	w := float64(b) / r
+	return b, w, fmt.Sprintf("a %s enforced as %d requests per %ss window: the same long-run rate and burst, but a window refills all at once at its end instead of one token every %ss", s.Algorithm, b, num(w), num(1/r))
+}
+
+// PerInstance is the limit each of the policy's replicas must enforce
+// when the target keeps its counters in each instance (nginx, HAProxy,
+// Envoy's local filter, Traefik without Redis) while the policy wants one
+// shared limit: rate, burst, queue and window limits divided by the
+// replica count, rounded up and never below 1. It is exact only when the
+// balancer spreads every client's requests evenly over the replicas; Why
+// says so, and is "" when there is one replica or the policy enforces
+// locally anyway.
+func PerInstance(p policy.Policy, s algorithms.Spec) (algorithms.Spec, string) {
+	n := p.Service.Replicas
+	if n <= 1 || p.Service.Enforcement == calc.Local {
+		return s, ""
+	}
+	div := func(v int64) int64 { return max(1, (v+int64(n)-1)/int64(n)) }
+	out := s
+	out.Rate = s.Rate / float64(n)
+	switch s.Algorithm {
+	case algorithms.NameTokenBucket, algorithms.NameGCRA:
+		out.Burst = div(s.Burst)
+	case algorithms.NameLeakyBucket:
+		out.Queue = max(0, (s.Queue+int64(n)-1)/int64(n))
+	default:
+		out.Limit = div(s.Limit)
+	}
+	return out, fmt.Sprintf("the target counts in each of the %d replicas, so each enforces 1/%d of the shared limit (%s): exact only when the balancer spreads each client's requests evenly", n, n, out)
+}
+
+// num formats a float the shortest way that reads back the same.
+func num(f float64) string { return fmt.Sprint(f) }
