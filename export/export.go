@@ -19,7 +19,10 @@ package export
 
 import (
 	"fmt"
+	"net/netip"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/algorithms"
@@ -374,3 +377,176 @@ func PerInstance(p policy.Policy, s algorithms.Spec) (algorithms.Spec, string) {
 
 // num formats a float the shortest way that reads back the same.
 func num(f float64) string { return fmt.Sprint(f) }
+
+// Check reports what keeps p and o from being written safely into a
+// gateway's configuration, as an *Error naming the field, the value and
+// what is allowed. Config formats differ in what they quote and how, so
+// rather than trust each escaper with every byte, text that reaches a
+// config file is held to characters that need no quoting anywhere:
+//
+//   - metadata.name: no control characters (it goes into comments);
+//   - tier names: letters, digits, space, '-', '_' and '.' (they are
+//     matched as header values);
+//   - endpoint paths: RFC 3986 path characters (unreserved, %-escapes,
+//     sub-delims but ';', ':', '@', '/') and {name} placeholders for one
+//     segment;
+//   - options: header names are RFC 9110 tokens of letters, digits and
+//     '-'; Upstream is host:port; Listen is a port or host:port.
+func Check(p policy.Policy, o Options) error {
+	bad := func(field, value, want string) error {
+		return &Error{Target: "export", Reason: fmt.Sprintf("%s: %q cannot be exported; want %s", field, value, want)}
+	}
+	for _, r := range p.Metadata.Name {
+		if r < 0x20 || r == 0x7f {
+			return bad("metadata.name", p.Metadata.Name, "a name without control characters")
+		}
+	}
+	for i, t := range p.Tiers {
+		if !tierName(t.Name) {
+			return bad(fmt.Sprintf("tiers[%d].name", i), t.Name, "letters, digits, spaces, '-', '_' and '.' (a tier name is sent as a header value)")
+		}
+	}
+	for i, e := range p.Endpoints {
+		if !pathOK(e.Match.Path) {
+			return bad(fmt.Sprintf("endpoints[%d].match.path", i), e.Match.Path,
+				"a path of RFC 3986 characters (letters, digits, -._~!$&'()*+,=:@/ and %XX escapes) with {name} for a variable segment")
+		}
+	}
+	o = o.WithDefaults()
+	for _, h := range []struct{ field, v string }{
+		{"api_key_header", o.APIKeyHeader}, {"account_header", o.AccountHeader}, {"tier_header", o.TierHeader},
+	} {
+		if !headerName(h.v) {
+			return bad(h.field, h.v, "a header name of letters, digits and '-' (at most 64)")
+		}
+	}
+	if !hostPort(o.Upstream, true) {
+		return bad("upstream", o.Upstream, "host:port, e.g. 127.0.0.1:8081 or api.internal:8080")
+	}
+	if !hostPort(o.Listen, false) {
+		return bad("listen", o.Listen, "a port (8080) or host:port (127.0.0.1:8080)")
+	}
+	return nil
+}
+
+func tierName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" -_.", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func pathOK(s string) bool {
+	if !strings.HasPrefix(s, "/") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("-._~!$&'()*+,=:@/", c) >= 0:
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		case c == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 2 || !isIdent(s[i+1:i+end]) || s[i-1] != '/' || (i+end+1 < len(s) && s[i+end+1] != '/') {
+				return false
+			}
+			i += end
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func headerName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// hostPort reports whether s is host:port (or only a port when
+// needHost is false) with a DNS name, IPv4 or bracketed IPv6 host and a
+// port in [1, 65535].
+func hostPort(s string, needHost bool) bool {
+	host, port := "", s
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		host, port = s[:i], s[i+1:]
+	} else if needHost {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		return false
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && host == "" {
+		return false
+	}
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return false
+		}
+		ip, err := netip.ParseAddr(host[1 : len(host)-1])
+		return err == nil && ip.Is6()
+	}
+	if len(host) > 253 {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// PathRegex is an endpoint path as an anchored regular expression (RE2 and
+// PCRE alike): literal characters quoted, each {name} one segment
+// ([^/]+). The path must have passed Check.
+func PathRegex(path string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	for path != "" {
+		i := strings.IndexByte(path, '{')
+		if i < 0 {
+			b.WriteString(regexp.QuoteMeta(path))
+			break
+		}
+		b.WriteString(regexp.QuoteMeta(path[:i]))
+		b.WriteString("[^/]+")
+		path = path[i+strings.IndexByte(path[i:], '}')+1:]
+	}
+	b.WriteString("$")
+	return b.String()
+}
+
+// IsTemplate reports whether the path has a {name} segment.
+func IsTemplate(path string) bool { return strings.Contains(path, "{") }

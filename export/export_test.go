@@ -215,3 +215,62 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestCheck(t *testing.T) {
+	ok := exporttest.Named(t, "every-algorithm")
+	if err := export.Check(ok, export.Options{}); err != nil {
+		t.Fatalf("every-algorithm with default options: %v", err)
+	}
+	with := func(edit func(*policy.Policy, *export.Options)) (policy.Policy, export.Options) {
+		p := exporttest.Named(t, "every-algorithm")
+		var o export.Options
+		edit(&p, &o)
+		return p, o
+	}
+	tests := []struct {
+		name  string
+		edit  func(*policy.Policy, *export.Options)
+		field string // "" = accepted
+	}{
+		{"template path", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/orders/{id}/items" }, ""},
+		{"escaped path", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/a%20b" }, ""},
+		{"ipv6 upstream", func(_ *policy.Policy, o *export.Options) { o.Upstream = "[::1]:9000" }, ""},
+		{"host listen", func(_ *policy.Policy, o *export.Options) { o.Listen = "0.0.0.0:80" }, ""},
+		{"newline in name", func(p *policy.Policy, _ *export.Options) { p.Metadata.Name = "a\nlocation / {}" }, "metadata.name"},
+		{"quote in tier", func(p *policy.Policy, _ *export.Options) { p.Tiers[1].Name = `pa"id` }, "tiers[1].name"},
+		{"brace in path", func(p *policy.Policy, _ *export.Options) { p.Endpoints[2].Match.Path = "/v1/x;}" }, "endpoints[2].match.path"},
+		{"space in path", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/a b" }, "endpoints[0].match.path"},
+		{"half escape", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/%2" }, "endpoints[0].match.path"},
+		{"placeholder inside a segment", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/x{id}" }, "endpoints[0].match.path"},
+		{"empty placeholder", func(p *policy.Policy, _ *export.Options) { p.Endpoints[0].Match.Path = "/v1/{}" }, "endpoints[0].match.path"},
+		{"header with colon", func(_ *policy.Policy, o *export.Options) { o.TierHeader = "X-Tier: x" }, "tier_header"},
+		{"upstream without port", func(_ *policy.Policy, o *export.Options) { o.Upstream = "api.internal" }, "upstream"},
+		{"port out of range", func(_ *policy.Policy, o *export.Options) { o.Listen = "70000" }, "listen"},
+		{"upstream with path", func(_ *policy.Policy, o *export.Options) { o.Upstream = "api/x:80" }, "upstream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := export.Check(with(tt.edit))
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field+": ")):
+				t.Errorf("got %v, want an error naming %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestPathRegex(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"/v1/orders", `^/v1/orders$`},
+		{"/v1/orders/{id}", `^/v1/orders/[^/]+$`},
+		{"/v1/{a}/x.json/{b}", `^/v1/[^/]+/x\.json/[^/]+$`},
+		{"/a+b", `^/a\+b$`},
+	}
+	for _, tt := range tests {
+		if got := export.PathRegex(tt.path); got != tt.want {
+			t.Errorf("PathRegex(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
