@@ -132,13 +132,22 @@ const (
 	Docs       Group = "docs"
 )
 
-// Error is a policy a target cannot render at all.
+// Error is a policy a target cannot render at all, or a policy or option
+// that cannot be exported safely.
 type Error struct {
 	Target string
+	// Field is the policy path or option at fault ("tiers[1].name",
+	// "upstream"), "" when the policy as a whole is.
+	Field  string
 	Reason string
 }
 
-func (e *Error) Error() string { return e.Target + ": " + e.Reason }
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Target + ": " + e.Field + ": " + e.Reason
+	}
+	return e.Target + ": " + e.Reason
+}
 
 // Options are the request conventions a gateway needs and the policy does
 // not say: which headers carry the client's API key, account and tier, and
@@ -394,7 +403,7 @@ func num(f float64) string { return fmt.Sprint(f) }
 //     '-'; Upstream is host:port; Listen is a port or host:port.
 func Check(p policy.Policy, o Options) error {
 	bad := func(field, value, want string) error {
-		return &Error{Target: "export", Reason: fmt.Sprintf("%s: %q cannot be exported; want %s", field, value, want)}
+		return &Error{Target: "export", Field: field, Reason: fmt.Sprintf("%q cannot be exported; want %s", value, want)}
 	}
 	for _, r := range p.Metadata.Name {
 		if r < 0x20 || r == 0x7f {
