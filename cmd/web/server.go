@@ -49,6 +49,8 @@ func newServer(cfg config) *echo.Echo {
 	get("/healthz", handleHealthz)
 	get(schemaPath, handleSchema)
 	get(exportPath, handleExport)
+	get(exportTargetPath, handleExportTarget)
+	get(exportsPath, handleExports)
 	e.POST(importPath, handleImport)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)
