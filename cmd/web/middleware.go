@@ -68,9 +68,17 @@ func newSecurityPolicy(frameAncestors string) securityPolicy {
 // defaultSecurityPolicy applies to every route: nothing may frame ratelab.
 var defaultSecurityPolicy = newSecurityPolicy("'none'")
 
+// embedSecurityPolicy applies to /embed/: any site may frame an embed
+// (API documentation lives anywhere); scripts, styles and data still come
+// only from ratelab.
+var embedSecurityPolicy = newSecurityPolicy("*")
+
 // securityPolicyFor returns the policy of a request path. It is the one
 // place to give a route family a different policy.
 func securityPolicyFor(path string) securityPolicy {
+	if strings.HasPrefix(path, "/embed/") {
+		return embedSecurityPolicy
+	}
 	return defaultSecurityPolicy
 }
 

@@ -51,6 +51,7 @@ func newServer(cfg config) *echo.Echo {
 	get(exportPath, handleExport)
 	get(exportTargetPath, handleExportTarget)
 	get(exportsPath, handleExports)
+	get(embedPath, handleEmbed)
 	e.POST(importPath, handleImport)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)

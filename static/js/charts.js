@@ -35,8 +35,19 @@
       } catch (err) {
         return;
       }
-      var chart = echarts.init(el, null, { renderer: "canvas" });
+      // data-chart-theme: "dark", or "auto" to follow the reader's colour
+      // scheme (embeds); anything else is the default light theme.
+      var theme = el.getAttribute("data-chart-theme");
+      if (theme === "auto") {
+        theme = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+      }
+      var dark = theme === "dark";
+      var chart = echarts.init(el, dark ? "dark" : null, { renderer: "canvas" });
+      if (dark) {
+        option.backgroundColor = "transparent"; // the page's background shows
+      }
       chart.setOption(option);
+      el.setAttribute("data-chart-theme-used", dark ? "dark" : "light");
       el.setAttribute("data-chart-drawn", "true");
     });
   }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/views"
+)
+
+// embedPath serves one chart of a design alone, for an iframe in API
+// documentation: /embed/admitted?<design>&theme=dark. The URL carries the
+// whole design, so a docs link never breaks and never changes meaning.
+const embedPath = "/embed/:chart"
+
+// embedCache is how long browsers and CDNs may keep an embed: the URL is
+// the design, so only a new ratelab version changes the bytes, and the
+// strong ETag catches that on revalidation.
+const embedCache = "public, max-age=86400"
+
+// embedThemes are the values of the theme parameter; the first is the
+// default.
+var embedThemes = []string{"auto", "light", "dark"}
+
+// handleEmbed answers GET /embed/{chart}?<design>&theme=…: the chart alone
+// in a page that may be framed by any site. An unknown chart is a 404
+// naming the charts; a design or theme the designer refuses is a 422 in
+// plain text, which is what an iframe can show.
+func handleEmbed(c echo.Context) error {
+	slug := c.Param("chart")
+	if !slices.Contains(views.ChartSlugs, slug) {
+		return echo.NewHTTPError(http.StatusNotFound,
+			fmt.Sprintf("no chart %q; the charts are %s", slug, strings.Join(views.ChartSlugs, ", ")))
+	}
+	raw := c.Request().URL.RawQuery
+	q, _ := url.ParseQuery(raw)
+	theme := q.Get("theme")
+	if theme == "" {
+		theme = embedThemes[0]
+	}
+	if !slices.Contains(embedThemes, theme) {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity,
+			fmt.Sprintf("theme: %q is not a theme; want %s", theme, strings.Join(embedThemes, ", ")))
+	}
+	d := parseDesignQuery(raw)
+	rv := d.results()
+	if len(rv.Problems) > 0 {
+		msgs := make([]string, len(rv.Problems))
+		for i, p := range rv.Problems {
+			msgs[i] = p.Message
+		}
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "this chart's design has problems: "+strings.Join(msgs, "; "))
+	}
+	if rv.ChartsError != "" {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "this chart's pattern has problems: "+rv.ChartsError)
+	}
+	i := slices.IndexFunc(rv.Charts, func(ch views.Chart) bool { return views.ChartSlug(ch.ID) == slug })
+	if i < 0 {
+		return fmt.Errorf("designer made no %s chart", slug)
+	}
+	var buf bytes.Buffer
+	v := views.EmbedView{Chart: rv.Charts[i], Theme: theme, Policy: policyLine(rv), DesignURL: "/?" + rv.Query}
+	if err := views.EmbedPage(v).Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("render embed: %w", err)
+	}
+	return cacheable(c, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// policyLine is the one-line caption of a design's chart: the per-client
+// limit the charts compare against and the traffic pattern.
+func policyLine(rv views.ResultsView) string {
+	tb := rv.Result.Spec(algorithms.NameTokenBucket)
+	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", tb, rv.Pattern.Name, rv.Pattern.Arrivals)
+}
+
+// cacheable writes body with embedCache and a strong ETag (a hash of the
+// bytes), or a 304 when the request already has these bytes. A strong
+// ETag names one representation, so the body is gzipped here, when the
+// client accepts it, under its own ETag ("…-gzip"); the compress
+// middleware leaves an encoded response alone. gzip without a name or
+// time in its header is deterministic, so the same URL gives the same
+// bytes either way.
+func cacheable(c echo.Context, contentType string, body []byte) error {
+	sum := sha256.Sum256(body)
+	tag := hex.EncodeToString(sum[:16])
+	req := c.Request()
+	gz := req.Method != http.MethodHead && len(body) >= minGzipLength && acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))
+	etag := `"` + tag + `"`
+	if gz {
+		etag = `"` + tag + `-gzip"`
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, embedCache)
+	h.Set("ETag", etag)
+	if match := req.Header.Get("If-None-Match"); match != "" && etagMatches(match, etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	if gz {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(body); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		h.Set(echo.HeaderContentEncoding, "gzip")
+		body = buf.Bytes()
+	}
+	return c.Blob(http.StatusOK, contentType, body)
+}
+
+// etagMatches reports whether an If-None-Match list names etag (or is *).
+func etagMatches(list, etag string) bool {
+	for tag := range strings.SplitSeq(list, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
