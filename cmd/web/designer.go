@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -50,19 +50,6 @@ func designerView(rawQuery string) views.DesignerView {
 		Import: views.ImportView{Action: importPath},
 	}
 }
-
-// maxChartArrivals bounds the requests the charts simulate, so a design URL
-// cannot make the server work for long: each of the six lanes (and the
-// replica lanes) decides every arrival once, and a pattern whose clients
-// retry counts each possible retry too.
-const maxChartArrivals = 200_000
-
-// Retry-storm chart: without a retry_storm pattern, the storm has twice the
-// burst of clients (so that some are rejected), within these bounds.
-const (
-	minStormClients = 100
-	maxStormClients = 10_000
-)
 
 // results sizes the design and simulates it for the charts.
 func (d *design) results() views.ResultsView {
@@ -122,155 +109,27 @@ func fieldID(param string) string {
 	return "f-" + strings.NewReplacer(".", "-", "[", "-", "]", "").Replace(param)
 }
 
-// charts simulates the design on the pattern and builds every chart. A
-// pattern that generates too much traffic is a problem on its field.
+// charts simulates the design on the pattern and builds every chart
+// (package chartset, the same code as the embeds and the docs command). A
+// pattern the charts cannot show is a problem on its field.
 func (d *design) charts(res calc.Result) ([]views.Chart, views.PatternView, error) {
-	p := d.pattern
-	traffic, err := p.Generate(maxChartArrivals)
-	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
-		d.problem("pattern", fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", p.Name, maxChartArrivals))
-		return nil, d.patternView(0, ""), errors.New(d.patternError())
-	}
-	if err != nil {
-		d.patternProblem(err)
-		return nil, d.patternView(0, ""), errors.New(d.patternError())
-	}
-	arrivals := traffic.Arrivals
-	if r := traffic.Retry; r != nil && len(arrivals)*(1+r.Attempts) > maxChartArrivals {
-		d.problem("pattern.clients", fmt.Sprintf("pattern.clients: %d clients retrying up to %d times offer up to %d requests; the designer simulates at most %d, so want at most %d clients",
-			len(arrivals), r.Attempts, len(arrivals)*(1+r.Attempts), maxChartArrivals, maxChartArrivals/(1+r.Attempts)))
-		return nil, d.patternView(len(arrivals), ""), errors.New(d.patternError())
-	}
-	if len(arrivals) == 0 {
-		return nil, d.patternView(0, ""), errors.New("The pattern generates no requests: raise pattern.rate or pattern.duration.")
-	}
-	focus := arrivals[0].Key
-	pv := d.patternView(len(arrivals), focus)
-
-	// (a)–(c): the six algorithms on the same arrivals, followed a little
-	// past the last arrival so refills show.
-	last := arrivals[len(arrivals)-1].At
-	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
-	lanes := make([]algorithms.Lane, len(res.Algorithms))
-	for i, a := range res.Algorithms {
-		lanes[i] = algorithms.Lane{Spec: a.Spec()}
-	}
-	sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: lanes, Traffic: traffic, Until: until})
-	if err != nil {
-		return nil, pv, fmt.Errorf("simulation: %w", err)
-	}
-	tb := res.Spec(algorithms.NameTokenBucket)
-	charts := views.PatternCharts(sim, focus, views.IdealLine{Rate: tb.Rate, Burst: float64(tb.Burst), Keys: distinctKeys(arrivals)})
-
-	// (d) the token bucket enforced in one shared store, and locally.
-	replicas, err := replicaChart(res, tb, algorithms.Traffic{Arrivals: arrivals, Retry: traffic.Retry}, until)
-	if err != nil {
-		return nil, pv, err
-	}
-	charts = append(charts, replicas)
-
-	// (e) a retry storm against the token bucket, without and with jitter.
-	storm, err := d.retryStormChart(res, tb)
-	if err != nil {
-		return nil, pv, err
-	}
-	return append(charts, storm), pv, nil
-}
-
-// distinctKeys counts the clients in arrivals.
-func distinctKeys(arrivals []algorithms.Arrival) int {
-	seen := map[string]struct{}{}
-	for _, a := range arrivals {
-		seen[a.Key] = struct{}{}
-	}
-	return len(seen)
-}
-
-// Replica lane names, as the chart's series name them.
-func replicaNames(res calc.Result) []string {
-	R := res.Input.Replicas
-	names := []string{"shared", fmt.Sprintf("local ×%d, full limit each", R)}
-	if res.PerReplica != nil {
-		names = append(names, fmt.Sprintf("local ×%d, per-replica split", R))
-	}
-	return names
-}
-
-// replicaLanes are the token bucket shared, on the design's replicas with
-// round-robin balancing each enforcing the full limit, and, with local
-// enforcement, each enforcing the per-replica split.
-func replicaLanes(res calc.Result, tb algorithms.Spec) []algorithms.Lane {
-	R := res.Input.Replicas
-	local := algorithms.Replicas{Count: R, Balance: algorithms.RoundRobin}
-	lanes := []algorithms.Lane{{Spec: tb}, {Spec: tb, Replicas: local}}
-	if res.PerReplica != nil {
-		lanes = append(lanes, algorithms.Lane{Spec: res.PerReplica.Spec(algorithms.NameTokenBucket), Replicas: local})
-	}
-	return lanes
-}
-
-func replicaChart(res calc.Result, tb algorithms.Spec, traffic algorithms.Traffic, until time.Duration) (views.Chart, error) {
-	sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: replicaLanes(res, tb), Traffic: traffic, Until: until})
-	if err != nil {
-		return views.Chart{}, fmt.Errorf("replica simulation: %w", err)
-	}
-	R := res.Input.Replicas
-	caption := fmt.Sprintf("Requests admitted so far by %s on the same arrivals, enforced in one shared store (such as Redis) and locally on %d replicas behind a round-robin balancer, each replica with the full limit: together they admit up to %d times as much.",
-		tb, R, R)
-	if R == 1 {
-		caption = fmt.Sprintf("Requests admitted so far by %s on the same arrivals. With one replica, local and shared enforcement are the same; set replicas above 1 to see local limits multiply.", tb)
-	}
-	if res.PerReplica != nil {
-		caption += fmt.Sprintf(" The per-replica split enforces rate/%d and ⌈burst/%d⌉ on each replica instead.", R, R)
-	}
-	return views.ReplicaChart(sim, replicaNames(res), caption), nil
-}
-
-// stormPattern is the retry storm of the charts: the design's retry_storm
-// pattern when it is the chosen one, otherwise one with twice the burst of
-// clients and the chosen seed. jitter is the "with jitter" fraction: the
-// pattern's, else the design's retry.jitter, else 0.5.
-func (d *design) stormPattern(res calc.Result, tb algorithms.Spec) (p algorithms.Pattern, jitter float64) {
-	p = algorithms.DefaultPattern(algorithms.PatternRetryStorm)
-	if d.pattern.Name == algorithms.PatternRetryStorm {
-		p = d.pattern
-		jitter = d.pattern.Jitter
-	} else {
-		p.Seed = d.pattern.Seed
-		p.Clients = int(min(max(2*tb.Burst, minStormClients), maxStormClients))
-	}
-	if jitter == 0 && res.Input.Retry.Jitter != nil {
-		jitter = *res.Input.Retry.Jitter
-	}
-	if jitter == 0 {
-		jitter = calc.DefaultRetryJitter
-	}
-	return p, jitter
-}
-
-// retryStormChart runs the storm twice against the token bucket: clients in
-// lockstep (no jitter) and with jitter, on the same bins.
-func (d *design) retryStormChart(res calc.Result, tb algorithms.Spec) (views.Chart, error) {
-	p, jitter := d.stormPattern(res, tb)
-	run := func(j float64, bin time.Duration) (algorithms.Result, error) {
-		p.Jitter = j
-		t, err := p.Generate(maxChartArrivals)
-		if err != nil {
-			return algorithms.Result{}, err
+	charts, info, err := chartset.Build(res, d.pattern)
+	if pe := (*chartset.PatternError)(nil); errors.As(err, &pe) {
+		switch {
+		case pe.Param != "":
+			d.problem(pe.Param, pe.Message)
+		case pe.Err != nil:
+			d.patternProblem(pe.Err)
+		default:
+			return nil, d.patternView(0, ""), errors.New(pe.Message)
 		}
-		return algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: t, Bin: bin})
+		return nil, d.patternView(pe.Arrivals, ""), errors.New(d.patternError())
 	}
-	jittered, err := run(jitter, 0) // the longer run picks the bin width
+	pv := d.patternView(info.Arrivals, info.Focus)
 	if err != nil {
-		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
+		return nil, pv, err
 	}
-	still, err := run(0, jittered.Bin)
-	if err != nil {
-		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
-	}
-	caption := fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry with exponential backoff from 1 s, doubling, up to 5 attempts, ignoring Retry-After as naive clients do. Without jitter they retry in lockstep and are rejected together again; with %s %% jitter the retries spread out and more get through.",
-		p.Clients, tb, algorithms.RetryStormKey, views.Num(100*jitter))
-	return views.RetryStormChart(still, jittered, caption), nil
+	return charts, pv, nil
 }
 
 // patternView describes the pattern in effect.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -303,8 +304,8 @@ func TestTenThousandTiers(t *testing.T) {
 
 func TestPatternCapNamesTheCap(t *testing.T) {
 	doc, _ := getDoc(t, "/?capacity=1000&clients=10&pattern=idle_then_burst&pattern.count=1000000")
-	if got := testid(doc, "msg-pattern").Text(); !strings.Contains(got, fmt.Sprint(maxChartArrivals)) {
-		t.Errorf("message %q, want it to name the cap %d", got, maxChartArrivals)
+	if got := testid(doc, "msg-pattern").Text(); !strings.Contains(got, fmt.Sprint(chartset.MaxArrivals)) {
+		t.Errorf("message %q, want it to name the cap %d", got, chartset.MaxArrivals)
 	}
 }
 

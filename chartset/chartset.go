@@ -1,0 +1,203 @@
+// Package chartset builds the designer's charts for one design and one
+// traffic pattern: the six algorithms side by side (admitted, rejected,
+// quota, cumulative against the ideal line), the token bucket on the
+// design's replicas, and a retry storm with and without jitter. The
+// designer page, the /embed/ routes and the docs command all call Build,
+// so a chart in documentation is the chart the designer shows.
+package chartset
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/views"
+)
+
+// MaxArrivals bounds the requests a chart set simulates, so a design URL
+// cannot make the server work for long: each of the six lanes (and the
+// replica lanes) decides every arrival once, and a pattern whose clients
+// retry counts each possible retry too.
+const MaxArrivals = 200_000
+
+// Retry-storm chart: without a retry_storm pattern, the storm has twice the
+// burst of clients (so that some are rejected), within these bounds.
+const (
+	minStormClients = 100
+	maxStormClients = 10_000
+)
+
+// Info describes the traffic the charts show.
+type Info struct {
+	// Arrivals is how many requests the pattern generates (retries not
+	// counted); Focus is the key the quota chart follows.
+	Arrivals int
+	Focus    string
+}
+
+// PatternError is a pattern the charts cannot show, with the pattern
+// parameter at fault ("pattern", "pattern.clients", or "" for the pattern
+// as a whole) and a message that names the value and the way out.
+type PatternError struct {
+	Param   string
+	Message string
+	// Arrivals is how many requests the pattern generated, 0 if unknown.
+	Arrivals int
+	// Err is the pattern's own error, if any (an *algorithms.ParamError).
+	Err error
+}
+
+func (e *PatternError) Error() string { return e.Message }
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// Build simulates res's algorithms on pattern p and builds every chart, in
+// the designer's order (views.ChartSlugs). A pattern that generates no
+// requests or more than MaxArrivals, or that its Generate refuses, is a
+// *PatternError.
+func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
+	traffic, err := p.Generate(MaxArrivals)
+	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
+		return nil, Info{}, &PatternError{Param: "pattern", Err: err,
+			Message: fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", p.Name, MaxArrivals)}
+	}
+	if err != nil {
+		return nil, Info{}, &PatternError{Err: err, Message: err.Error()}
+	}
+	arrivals := traffic.Arrivals
+	if r := traffic.Retry; r != nil && len(arrivals)*(1+r.Attempts) > MaxArrivals {
+		return nil, Info{Arrivals: len(arrivals)}, &PatternError{Param: "pattern.clients", Arrivals: len(arrivals),
+			Message: fmt.Sprintf("pattern.clients: %d clients retrying up to %d times offer up to %d requests; the designer simulates at most %d, so want at most %d clients",
+				len(arrivals), r.Attempts, len(arrivals)*(1+r.Attempts), MaxArrivals, MaxArrivals/(1+r.Attempts))}
+	}
+	if len(arrivals) == 0 {
+		return nil, Info{}, &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
+	}
+	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
+
+	// The six algorithms on the same arrivals, followed a little past the
+	// last arrival so refills show.
+	last := arrivals[len(arrivals)-1].At
+	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
+	lanes := make([]algorithms.Lane, len(res.Algorithms))
+	for i, a := range res.Algorithms {
+		lanes[i] = algorithms.Lane{Spec: a.Spec()}
+	}
+	sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: lanes, Traffic: traffic, Until: until})
+	if err != nil {
+		return nil, info, fmt.Errorf("simulation: %w", err)
+	}
+	tb := res.Spec(algorithms.NameTokenBucket)
+	charts := views.PatternCharts(sim, info.Focus, views.IdealLine{Rate: tb.Rate, Burst: float64(tb.Burst), Keys: distinctKeys(arrivals)})
+
+	// The token bucket enforced in one shared store, and locally.
+	replicas, err := replicaChart(res, tb, algorithms.Traffic{Arrivals: arrivals, Retry: traffic.Retry}, until)
+	if err != nil {
+		return nil, info, err
+	}
+	charts = append(charts, replicas)
+
+	// A retry storm against the token bucket, without and with jitter.
+	storm, err := retryStormChart(res, tb, p)
+	if err != nil {
+		return nil, info, err
+	}
+	return append(charts, storm), info, nil
+}
+
+// distinctKeys counts the clients in arrivals.
+func distinctKeys(arrivals []algorithms.Arrival) int {
+	seen := map[string]struct{}{}
+	for _, a := range arrivals {
+		seen[a.Key] = struct{}{}
+	}
+	return len(seen)
+}
+
+// Replica lane names, as the chart's series name them.
+func replicaNames(res calc.Result) []string {
+	R := res.Input.Replicas
+	names := []string{"shared", fmt.Sprintf("local ×%d, full limit each", R)}
+	if res.PerReplica != nil {
+		names = append(names, fmt.Sprintf("local ×%d, per-replica split", R))
+	}
+	return names
+}
+
+// replicaLanes are the token bucket shared, on the design's replicas with
+// round-robin balancing each enforcing the full limit, and, with local
+// enforcement, each enforcing the per-replica split.
+func replicaLanes(res calc.Result, tb algorithms.Spec) []algorithms.Lane {
+	R := res.Input.Replicas
+	local := algorithms.Replicas{Count: R, Balance: algorithms.RoundRobin}
+	lanes := []algorithms.Lane{{Spec: tb}, {Spec: tb, Replicas: local}}
+	if res.PerReplica != nil {
+		lanes = append(lanes, algorithms.Lane{Spec: res.PerReplica.Spec(algorithms.NameTokenBucket), Replicas: local})
+	}
+	return lanes
+}
+
+func replicaChart(res calc.Result, tb algorithms.Spec, traffic algorithms.Traffic, until time.Duration) (views.Chart, error) {
+	sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: replicaLanes(res, tb), Traffic: traffic, Until: until})
+	if err != nil {
+		return views.Chart{}, fmt.Errorf("replica simulation: %w", err)
+	}
+	R := res.Input.Replicas
+	caption := fmt.Sprintf("Requests admitted so far by %s on the same arrivals, enforced in one shared store (such as Redis) and locally on %d replicas behind a round-robin balancer, each replica with the full limit: together they admit up to %d times as much.",
+		tb, R, R)
+	if R == 1 {
+		caption = fmt.Sprintf("Requests admitted so far by %s on the same arrivals. With one replica, local and shared enforcement are the same; set replicas above 1 to see local limits multiply.", tb)
+	}
+	if res.PerReplica != nil {
+		caption += fmt.Sprintf(" The per-replica split enforces rate/%d and ⌈burst/%d⌉ on each replica instead.", R, R)
+	}
+	return views.ReplicaChart(sim, replicaNames(res), caption), nil
+}
+
+// stormPattern is the retry storm of the charts: the design's retry_storm
+// pattern when it is the chosen one, otherwise one with twice the burst of
+// clients and the chosen seed. jitter is the "with jitter" fraction: the
+// pattern's, else the design's retry.jitter, else 0.5.
+func stormPattern(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (p algorithms.Pattern, jitter float64) {
+	p = algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+	if chosen.Name == algorithms.PatternRetryStorm {
+		p = chosen
+		jitter = chosen.Jitter
+	} else {
+		p.Seed = chosen.Seed
+		p.Clients = int(min(max(2*tb.Burst, minStormClients), maxStormClients))
+	}
+	if jitter == 0 && res.Input.Retry.Jitter != nil {
+		jitter = *res.Input.Retry.Jitter
+	}
+	if jitter == 0 {
+		jitter = calc.DefaultRetryJitter
+	}
+	return p, jitter
+}
+
+// retryStormChart runs the storm twice against the token bucket: clients in
+// lockstep (no jitter) and with jitter, on the same bins.
+func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (views.Chart, error) {
+	p, jitter := stormPattern(res, tb, chosen)
+	run := func(j float64, bin time.Duration) (algorithms.Result, error) {
+		p.Jitter = j
+		t, err := p.Generate(MaxArrivals)
+		if err != nil {
+			return algorithms.Result{}, err
+		}
+		return algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: t, Bin: bin})
+	}
+	jittered, err := run(jitter, 0) // the longer run picks the bin width
+	if err != nil {
+		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
+	}
+	still, err := run(0, jittered.Bin)
+	if err != nil {
+		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
+	}
+	caption := fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry with exponential backoff from 1 s, doubling, up to 5 attempts, ignoring Retry-After as naive clients do. Without jitter they retry in lockstep and are rejected together again; with %s %% jitter the retries spread out and more get through.",
+		p.Clients, tb, algorithms.RetryStormKey, views.Num(100*jitter))
+	return views.RetryStormChart(still, jittered, caption), nil
+}
