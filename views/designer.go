@@ -161,6 +161,9 @@ type ResultsView struct {
 	// ExportURL downloads the design as a policy file; "" when the design
 	// has problems.
 	ExportURL string
+	// Base is the server's absolute URL ("https://host"), for the
+	// documentation snippets; "" leaves the snippets out.
+	Base string
 }
 
 // PatternView describes the chart pattern in effect.

@@ -19,3 +19,43 @@ var ChartSlugs = []string{"admitted", "rejected", "quota", "cumulative", "replic
 
 // ChartSlug is a chart's name in embed URLs: its ID without "chart-".
 func ChartSlug(id string) string { return strings.TrimPrefix(id, "chart-") }
+
+// Snippets are the ways to put one chart of a design into documentation:
+// an iframe of the interactive embed, a Markdown image of the static SVG,
+// and HTML that shows the SVG and links to the design. Every URL is
+// absolute and carries the whole design.
+type Snippets struct {
+	IFrame, Markdown, HTML string
+}
+
+// EmbedSnippets are the snippets of chart c for the design whose canonical
+// query is query, served from base ("https://ratelab.example.com").
+func EmbedSnippets(base, query string, c Chart) Snippets {
+	slug := ChartSlug(c.ID)
+	page := base + "/embed/" + slug + "?" + query
+	svg := base + "/embed/" + slug + ".svg?" + query
+	design := base + "/?" + query
+	alt := c.Title
+	return Snippets{
+		IFrame: `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="440" loading="lazy" style="border:0"></iframe>`,
+		Markdown: "[![" + markdownText(alt) + "](" + markdownURL(svg) + ")](" + markdownURL(design) + ")",
+		HTML: `<a href="` + htmlAttr(design) + `"><img src="` + htmlAttr(svg) + `" alt="` + htmlAttr(alt) +
+			`" width="720" height="400"></a>`,
+	}
+}
+
+// htmlAttr escapes s for a double-quoted HTML attribute.
+func htmlAttr(s string) string {
+	return strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// markdownText escapes the characters that end or open Markdown link text.
+func markdownText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(s)
+}
+
+// markdownURL keeps a URL inside Markdown's (…): parentheses and spaces
+// are percent-encoded.
+func markdownURL(s string) string {
+	return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20").Replace(s)
+}

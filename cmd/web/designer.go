@@ -27,7 +27,16 @@ const (
 // every result, rendered on the server so the page works without
 // JavaScript.
 func handleDesigner(c echo.Context) error {
-	return render(c, http.StatusOK, views.Designer(designerView(c.Request().URL.RawQuery)))
+	v := designerView(c.Request().URL.RawQuery)
+	v.Results.Base = baseURL(c)
+	return render(c, http.StatusOK, views.Designer(v))
+}
+
+// baseURL is the server's absolute URL as the request reached it, for the
+// documentation snippets: scheme (X-Forwarded-Proto behind a proxy) and
+// Host.
+func baseURL(c echo.Context) string {
+	return c.Scheme() + "://" + c.Request().Host
 }
 
 // handleDesignerResults answers GET /designer/results: the same results
@@ -36,6 +45,7 @@ func handleDesigner(c echo.Context) error {
 // this fragment) in the address bar.
 func handleDesignerResults(c echo.Context) error {
 	v := designerView(c.Request().URL.RawQuery)
+	v.Results.Base = baseURL(c)
 	c.Response().Header().Set("HX-Push-Url", designerPath+"?"+v.Results.Query)
 	return render(c, http.StatusOK, views.ResultsUpdate(v))
 }

@@ -186,3 +186,41 @@ func TestFrameProtectionElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestDesignerDocsSnippets: under each chart the designer offers an
+// iframe, a Markdown image and HTML with absolute URLs on the host the
+// page was reached at, carrying the design; the iframe's page answers.
+func TestDesignerDocsSnippets(t *testing.T) {
+	req := httptest.NewRequest(http.MethodGet, "/?"+embedDesign, nil)
+	req.Host = "docs.example:8080"
+	rec := httptest.NewRecorder()
+	newServer(config{}).ServeHTTP(rec, req)
+	doc, err := goquery.NewDocumentFromReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := designerView(embedDesign).Results.Query
+	for _, slug := range views.ChartSlugs {
+		id := "chart-" + slug
+		iframe := doc.Find(`[data-testid="` + id + `-iframe"]`).Text()
+		md := doc.Find(`[data-testid="` + id + `-markdown"]`).Text()
+		html := doc.Find(`[data-testid="` + id + `-html"]`).Text()
+		page := "http://docs.example:8080/embed/" + slug + "?" + query
+		svg := "http://docs.example:8080/embed/" + slug + ".svg?" + query
+		if !strings.Contains(iframe, `src="`+strings.ReplaceAll(page, "&", "&amp;")+`"`) {
+			t.Errorf("%s iframe snippet %q lacks src %s", slug, iframe, page)
+		}
+		if !strings.Contains(md, "]("+svg+")") || !strings.HasSuffix(md, "](http://docs.example:8080/?"+query+")") {
+			t.Errorf("%s Markdown snippet %q, want the SVG %s linking to the design", slug, md, svg)
+		}
+		if !strings.Contains(html, `<img src="`+strings.ReplaceAll(svg, "&", "&amp;")+`"`) {
+			t.Errorf("%s HTML snippet %q lacks the SVG", slug, html)
+		}
+		if doc.Find(`button[data-copy="`+id+`-markdown"]`).Length() != 1 {
+			t.Errorf("%s: no copy button for the Markdown snippet", slug)
+		}
+		if r := getEmbed(t, strings.TrimPrefix(page, "http://docs.example:8080")); r.Code != http.StatusOK {
+			t.Errorf("%s: the iframe's page answers %d", slug, r.Code)
+		}
+	}
+}
