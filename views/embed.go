@@ -37,7 +37,7 @@ func EmbedSnippets(base, query string, c Chart) Snippets {
 	design := base + "/?" + query
 	alt := c.Title
 	return Snippets{
-		IFrame: `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="440" loading="lazy" style="border:0"></iframe>`,
+		IFrame:   `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="440" loading="lazy" style="border:0"></iframe>`,
 		Markdown: "[![" + markdownText(alt) + "](" + markdownURL(svg) + ")](" + markdownURL(design) + ")",
 		HTML: `<a href="` + htmlAttr(design) + `"><img src="` + htmlAttr(svg) + `" alt="` + htmlAttr(alt) +
 			`" width="720" height="400"></a>`,
