@@ -380,6 +380,22 @@ func (r *runner) release(t time.Duration) {
 	}
 }
 
+// shape counts a shaper's request admitted at at and released wait later.
+// Releases up to at are final (every later request is released no
+// earlier than it arrives): they are counted first. A request released at
+// once with nothing pending is counted directly, without the queue: the
+// common case of traffic under the rate.
+func (r *runner) shape(at, wait time.Duration) {
+	r.release(at)
+	if wait == 0 && r.pending.empty() {
+		r.spans.add(at)
+		r.delays.zeros++
+		return
+	}
+	r.pending.push(at + wait)
+	r.delays.add(wait)
+}
+
 func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 	if r.cur == nil || at >= r.binEnd {
 		r.advance(at)
@@ -392,12 +408,7 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 		b.Admitted++
 		r.sum.AdmittedCost += cost
 		if r.shaper {
-			// Releases up to now are final (every later request is
-			// released no earlier than it arrives); count them, then
-			// queue this one.
-			r.release(at)
-			r.pending.push(at + d.Wait)
-			r.delays.add(d.Wait)
+			r.shape(at, d.Wait)
 		} else {
 			r.spans.add(at)
 		}
@@ -630,6 +641,7 @@ func (q *releases) popHeap() time.Duration {
 // value and its midpoint is within 0.8 %.
 type delayHistogram struct {
 	counts []int64
+	zeros  int64 // zero delays not yet in counts[0] (the shaper's fast path)
 	max    time.Duration
 }
 
@@ -671,6 +683,13 @@ func (h *delayHistogram) grow(i int) {
 // quantile returns the midpoint of the bucket holding the q-quantile
 // (nearest rank), capped at the maximum.
 func (h *delayHistogram) quantile(q float64) time.Duration {
+	if h.zeros > 0 {
+		if len(h.counts) == 0 {
+			h.grow(0)
+		}
+		h.counts[0] += h.zeros
+		h.zeros = 0
+	}
 	var n int64
 	for _, c := range h.counts {
 		n += c
