@@ -88,7 +88,7 @@ func TestExportTargetRefusals(t *testing.T) {
 		field  string
 		msg    string
 	}{
-		{"unknown target", "/export/nope?" + roundTripDesign, http.StatusNotFound, "", "the targets are policy"},
+		{"unknown target", "/export/nope?" + roundTripDesign, http.StatusNotFound, "", "the targets are " + strings.Join(targets.Names(), ", ")},
 		{"bad design", "/export/policy?capacity=-1&clients=3", http.StatusUnprocessableEntity, "capacity", "capacity"},
 		{"header option", "/export/policy?" + roundTripDesign + "&export.api_key_header=" + url.QueryEscape("X-Key\r\nX: y"),
 			http.StatusUnprocessableEntity, "export.api_key_header", "header name"},

@@ -8,11 +8,16 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/export/apidocs"
+	"github.com/ratelab/ratelab/export/prometheus"
 	"github.com/ratelab/ratelab/policy"
 )
 
 // All is every target, grouped as export.Group orders them.
 var All = []export.Target{
+	prometheus.Target,
+	apidocs.OpenAPI,
+	apidocs.Markdown,
 	Policy,
 }
 
