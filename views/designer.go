@@ -164,6 +164,17 @@ type ResultsView struct {
 	// Base is the server's absolute URL ("https://host"), for the
 	// documentation snippets; "" leaves the snippets out.
 	Base string
+	// Docs are texts for the API's documentation: the consumer-facing
+	// limits section and the OpenAPI fragment.
+	Docs []DocSnippet
+}
+
+// DocSnippet is one text for API documentation, copyable and
+// downloadable.
+type DocSnippet struct {
+	ID, Label, Text string
+	// URL downloads it as Filename.
+	URL, Filename string
 }
 
 // PatternView describes the chart pattern in effect.

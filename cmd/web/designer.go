@@ -13,6 +13,9 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/export/targets"
+	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -76,6 +79,7 @@ func (d *design) results() views.ResultsView {
 	}
 	rv.Result = &res
 	rv.ExportURL = exportPath + "?" + rv.Query
+	rv.Docs = docsSnippets(d, rv.Query)
 	if !d.patternOK {
 		rv.Pattern = d.patternView(0, "")
 		rv.ChartsError = d.patternError()
@@ -117,6 +121,29 @@ func (d *design) anchor(param string) string {
 // fieldID is the id of param's input: "f-tiers-0-name".
 func fieldID(param string) string {
 	return "f-" + strings.NewReplacer(".", "-", "[", "-", "]", "").Replace(param)
+}
+
+// docsTargets are the exports the results offer for API documentation.
+var docsTargets = []struct{ name, label string }{
+	{"markdown", "Rate limits section (Markdown) for your API docs"},
+	{"openapi", "OpenAPI 3.1 fragment: the 429 response and its headers"},
+}
+
+// docsSnippets are the design's consumer-facing Markdown section and
+// OpenAPI fragment, as the exports render them (export.Check leaves out
+// what a tier name or path keeps from export). d must have no problems.
+func docsSnippets(d *design, query string) []views.DocSnippet {
+	p := policy.FromDesign(d.input)
+	var out []views.DocSnippet
+	for _, t := range docsTargets {
+		e, err := targets.Render(t.name, p, export.Options{})
+		if err != nil {
+			continue // text Check refuses (a tier name): the exports page says why
+		}
+		out = append(out, views.DocSnippet{ID: "docs-" + t.name, Label: t.label, Text: string(e.Body),
+			URL: "/export/" + t.name + "?" + query, Filename: e.Filename})
+	}
+	return out
 }
 
 // charts simulates the design on the pattern and builds every chart
