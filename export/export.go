@@ -234,8 +234,9 @@ type Limit struct {
 	Field string
 	Scope Scope
 	// Name identifies it in the target's config, lower case letters,
-	// digits and underscores: "default", "tier_paid", "endpoint_2",
-	// "global".
+	// digits and underscores, unique in the policy: "default",
+	// "tier_paid", "endpoint_2", "global"; a tier whose identifier another
+	// tier already has gets its index appended ("tier_paid_plus_3").
 	Name string
 	// Tier is the tier's name (ScopeTier).
 	Tier string
@@ -265,8 +266,20 @@ func Limits(p policy.Policy) []Limit {
 		out = append(out, Limit{Field: "defaults.limit", Scope: ScopeDefault, Name: "default",
 			Key: defKey, Spec: p.Defaults.Limit, Shadow: shadow})
 	}
+	used := map[string]bool{"default": true, "global": true}
+	for i := range p.Endpoints {
+		used[fmt.Sprintf("endpoint_%d", i)] = true
+	}
 	for i, t := range p.Tiers {
-		l := Limit{Field: fmt.Sprintf("tiers[%d].limit", i), Scope: ScopeTier, Name: "tier_" + Ident(t.Name),
+		// Names that differ only in case or punctuation ("Paid Plus",
+		// "paid_plus") would share an identifier: the later one gets
+		// its index appended.
+		name := "tier_" + Ident(t.Name)
+		for n := 0; used[name]; n++ {
+			name = fmt.Sprintf("tier_%s_%d", Ident(t.Name), i+n)
+		}
+		used[name] = true
+		l := Limit{Field: fmt.Sprintf("tiers[%d].limit", i), Scope: ScopeTier, Name: name,
 			Tier: t.Name, Key: defKey, Spec: t.Limit, Shadow: shadow}
 		if t.Key != "" {
 			l.Key = t.Key

@@ -274,3 +274,28 @@ func TestPathRegex(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitNamesUnique: tier names that differ only in case or
+// punctuation get distinct identifiers, so no config has two zones,
+// middlewares or consumers of one name.
+func TestLimitNamesUnique(t *testing.T) {
+	tb := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 1}
+	p := policy.Policy{
+		Defaults:  policy.Defaults{Limit: tb},
+		Tiers:     []policy.Tier{{Name: "Paid Plus"}, {Name: "paid_plus"}, {Name: "paid-plus"}, {Name: "Global"}},
+		Endpoints: []policy.Endpoint{{Match: policy.Match{Method: "GET", Path: "/a"}, Limit: tb}},
+		Global:    policy.Global{Limit: tb},
+	}
+	// "Global" is tier_global, not global; the second and third Paid Plus
+	// take their indexes 1 and 2.
+	want := []string{"default", "tier_paid_plus", "tier_paid_plus_1", "tier_paid_plus_2", "tier_global", "endpoint_0", "global"}
+	got := export.Limits(p)
+	if len(got) != len(want) {
+		t.Fatalf("%d limits, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Name != w {
+			t.Errorf("limit %d named %q, want %q", i, got[i].Name, w)
+		}
+	}
+}

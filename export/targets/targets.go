@@ -9,12 +9,21 @@ import (
 
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/export/apidocs"
+	"github.com/ratelab/ratelab/export/envoy"
+	"github.com/ratelab/ratelab/export/kong"
 	"github.com/ratelab/ratelab/export/prometheus"
+	"github.com/ratelab/ratelab/export/traefik"
 	"github.com/ratelab/ratelab/policy"
 )
 
 // All is every target, grouped as export.Group orders them.
 var All = []export.Target{
+	envoy.Local,
+	envoy.RateLimitService,
+	envoy.Gateway,
+	traefik.Dynamic,
+	traefik.CRD,
+	kong.Target,
 	prometheus.Target,
 	apidocs.OpenAPI,
 	apidocs.Markdown,

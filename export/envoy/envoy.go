@@ -1,0 +1,395 @@
+// Package envoy exports a policy to Envoy in three forms:
+//
+//   - [Local]: a static Envoy bootstrap whose HTTP connection manager runs
+//     the local_ratelimit filter — token buckets counted in each Envoy
+//     process, refilled continuously (Envoy ≥ 1.31) at tokens_per_fill per
+//     fill_interval, holding at most max_tokens;
+//   - [RateLimitService]: the configuration of the envoyproxy/ratelimit
+//     service that Envoy's ratelimit filter asks — fixed windows of whole
+//     units (second … year) counted in Redis, shared by every Envoy;
+//   - [Gateway]: an Envoy Gateway BackendTrafficPolicy whose global rules
+//     the gateway turns into that same service's configuration.
+//
+// All three tell clients apart the same way. A limit's requests carry a
+// descriptor — a list of (key, value) entries that Envoy's rate_limits
+// actions build from the request — and the limit's configuration names
+// the same entries, an entry without a value standing for one counter per
+// distinct value:
+//
+//	default   (no_tier=true) when the tier header is absent or names no tier, then the client key
+//	tier      (tier=<name>) from the tier header, then the client key
+//	endpoint  (endpoint=endpoint_<i>) when method and path match, then the client key
+//	global    (global=all) for every request
+//
+// where the client key is (remote_address) for ip, (api_key) or (account)
+// from the headers of [export.Options]. The designer's Options name the
+// headers; the authentication layer in front must set the tier and account
+// headers and strip them from clients.
+package envoy
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Descriptor entry keys.
+const (
+	keyNoTier   = "no_tier"
+	keyTier     = "tier"
+	keyEndpoint = "endpoint"
+	keyGlobal   = "global"
+)
+
+// entry is one descriptor entry; an empty value matches any value and
+// gives each distinct value its own counter.
+type entry struct{ key, value string }
+
+// plan is how one limit's requests are told apart: the descriptor's entries
+// and the rate_limits actions that build them from a request.
+type plan struct {
+	export.Limit
+	entries []entry
+	actions list
+	// who says in words which requests share a counter.
+	who string
+}
+
+// keyEntry is the entry and action that identify a client by key k.
+func keyEntry(k policy.Key, o export.Options) (entry, obj, string) {
+	switch k {
+	case policy.KeyIP:
+		return entry{key: "remote_address"}, obj{}.with("remote_address", obj{}), "one counter per client address"
+	case policy.KeyAccount, policy.KeyAPIKey:
+		h := strings.ToLower(o.KeyHeader(k))
+		return entry{key: string(k)}, obj{}.with("request_headers", obj{}.
+				with("header_name", h).with("descriptor_key", string(k))),
+			"one counter per " + h + " value"
+	}
+	return entry{}, nil, ""
+}
+
+// plans places every limit of p.
+func plans(p policy.Policy, o export.Options) []plan {
+	o = o.WithDefaults()
+	tierHeader := strings.ToLower(o.TierHeader)
+	var names []string
+	for _, t := range p.Tiers {
+		names = append(names, regexp.QuoteMeta(t.Name))
+	}
+	var out []plan
+	for _, l := range export.Limits(p) {
+		pl := plan{Limit: l}
+		switch l.Scope {
+		case export.ScopeDefault:
+			if len(names) > 0 {
+				pl.entries = append(pl.entries, entry{keyNoTier, "true"})
+				pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
+					with("descriptor_key", keyNoTier).
+					with("descriptor_value", "true").
+					with("expect_match", false).
+					with("headers", list{obj{}.with("name", tierHeader).
+						with("string_match", obj{}.with("safe_regex", obj{}.
+							with("regex", "^("+strings.Join(names, "|")+")$")))})))
+				pl.who = "requests whose " + tierHeader + " is absent or names no tier"
+			} else {
+				pl.who = "every request"
+			}
+		case export.ScopeTier:
+			pl.entries = append(pl.entries, entry{keyTier, l.Tier})
+			pl.actions = append(pl.actions, obj{}.with("request_headers", obj{}.
+				with("header_name", tierHeader).with("descriptor_key", keyTier)))
+			pl.who = fmt.Sprintf("requests with %s: %s", tierHeader, l.Tier)
+		case export.ScopeEndpoint:
+			pl.entries = append(pl.entries, entry{keyEndpoint, l.Name})
+			var hs list
+			if m := strings.ToUpper(l.Match.Method); m != "" {
+				hs = append(hs, obj{}.with("name", ":method").with("string_match", obj{}.with("exact", m)))
+			}
+			hs = append(hs, obj{}.with("name", ":path").with("string_match", obj{}.with("safe_regex",
+				obj{}.with("regex", pathRegex(l.Match.Path)))))
+			pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
+				with("descriptor_key", keyEndpoint).with("descriptor_value", l.Name).with("headers", hs)))
+			pl.who = "requests to " + strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path)
+		case export.ScopeGlobal:
+			pl.entries = append(pl.entries, entry{keyGlobal, "all"})
+			pl.actions = append(pl.actions, obj{}.with("generic_key", obj{}.
+				with("descriptor_key", keyGlobal).with("descriptor_value", "all")))
+			pl.who = "all requests together"
+		}
+		if l.Scope != export.ScopeGlobal {
+			e, a, who := keyEntry(l.Key, o)
+			pl.entries = append(pl.entries, e)
+			pl.actions = append(pl.actions, a)
+			pl.who += ", " + who
+		}
+		out = append(out, pl)
+	}
+	return out
+}
+
+// pathRegex matches a request's :path (which carries the query string)
+// against the endpoint's path exactly.
+func pathRegex(path string) string { return "^" + regexp.QuoteMeta(path) + `(\?.*)?$` }
+
+// The local_ratelimit filter refills a bucket every fill_interval, which
+// must be at least 50 ms; a descriptor's interval must be a multiple of the
+// default bucket's.
+const (
+	minFill = 50 * time.Millisecond
+	// maxFillSteps bounds the search for an exact interval: one day of
+	// 50 ms steps.
+	maxFillSteps = 24 * 3600 * 20
+	// maxFillTokens bounds the direct search from the token side.
+	maxFillTokens = 1000
+)
+
+// fill is a token bucket's refill as Envoy writes it: tokens every
+// interval, the interval a multiple of 50 ms.
+type fill struct {
+	tokens int64
+	steps  int64 // interval in 50 ms steps
+}
+
+// interval is the fill interval.
+func (f fill) interval() time.Duration { return time.Duration(f.steps) * minFill }
+
+// rate is the refill rate in tokens per second.
+func (f fill) rate() float64 { return float64(f.tokens) / f.interval().Seconds() }
+
+// fillFor finds the shortest fill interval of at least 50 ms (a multiple of
+// 50 ms, at most a day, or tokens/rate for up to 1000 tokens) at which rate
+// refills a whole number of tokens; exact is false when there is none and f
+// is the candidate whose rate is nearest.
+func fillFor(rate float64) (f fill, exact bool) {
+	var best fill
+	bestErr := math.Inf(1)
+	try := func(k int64) bool {
+		if k < 1 {
+			return false
+		}
+		t := rate * float64(k) * minFill.Seconds()
+		n := math.Round(t)
+		if n < 1 || n > math.MaxUint32 {
+			return false
+		}
+		if math.Abs(t-n) <= 1e-13*n {
+			if !exact || k < best.steps {
+				best, exact = fill{tokens: int64(n), steps: k}, true
+			}
+			return true
+		}
+		if e := math.Abs(n-t) / t; !exact && e < bestErr {
+			best, bestErr = fill{tokens: int64(n), steps: k}, e
+		}
+		return false
+	}
+	for k := int64(1); k <= maxFillSteps; k++ {
+		if try(k) {
+			break
+		}
+	}
+	for n := int64(1); n <= maxFillTokens; n++ {
+		try(int64(math.Round(float64(n) / rate / minFill.Seconds())))
+	}
+	return best, exact
+}
+
+// duration writes d (whole milliseconds) in protobuf JSON form: "1s",
+// "0.05s", "86400s".
+func duration(d time.Duration) string {
+	ms := d.Milliseconds()
+	s := fmt.Sprintf("%d", ms/1000)
+	if frac := ms % 1000; frac != 0 {
+		s += strings.TrimRight(fmt.Sprintf(".%03d", frac), "0")
+	}
+	return s + "s"
+}
+
+// unit is a rate limit unit of the ratelimit service and Envoy Gateway.
+type unit struct {
+	name    string // as the service spells it: "second"
+	seconds int64
+}
+
+// units are the service's units with the lengths it counts them in
+// (src/utils.UnitToDivider: a month is 30 days, a year 365).
+var units = []unit{{"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400},
+	{"week", 7 * 86400}, {"month", 30 * 86400}, {"year", 365 * 86400}}
+
+// window is a limit as the service counts it: requests per unit.
+type window struct {
+	requests int64
+	unit     unit
+}
+
+// String is "60/minute".
+func (w window) String() string { return fmt.Sprintf("%d/%s", w.requests, w.unit.name) }
+
+// perUnit is a limit as whole requests per unit, in fixed windows aligned
+// to the epoch. A window of exactly one unit keeps its limit; any other
+// limit keeps its long-run rate as well as whole requests allow (see
+// unitFor). why says what differs; exact is true only for a fixed window
+// of one unit.
+func perUnit(l export.Limit) (w window, exact bool, why string) {
+	s := l.Spec
+	limit, span, wwhy := export.Window(s)
+	var whys []string
+	if s.Algorithm == "leaky_bucket" {
+		whys = append(whys, "the queue is not expressible: the service rejects the requests a leaky bucket would delay")
+	}
+	for _, u := range units {
+		if float64(u.seconds) != span {
+			continue
+		}
+		w = window{requests: limit, unit: u}
+		switch s.Algorithm {
+		case "fixed_window":
+			return w, true, ""
+		case "sliding_log", "sliding_window":
+			whys = append(whys, fmt.Sprintf("the service counts fixed windows: %s of %d per %s becomes %s, which admits up to %d across a window's edge", s.Algorithm, s.Limit, s.Window, w, 2*w.requests))
+		default:
+			whys = append(whys, wwhy)
+		}
+		return w, false, strings.Join(whys, "; ")
+	}
+	rate := float64(limit) / span
+	u := unitFor(rate, span)
+	n := max(1, int64(math.Round(rate*float64(u.seconds))))
+	w = window{requests: n, unit: u}
+	got := float64(n) / float64(u.seconds)
+	whys = append(whys, fmt.Sprintf("%s is %d per %ss, which is no whole unit; the service counts %s in fixed windows: rate %s/s (policy %s/s, %s), at most %d per window and %d across a window's edge (policy burst %d)",
+		s, limit, num(span), w, num(got), num(rate), errPct(got, rate), n, 2*n, limit))
+	return w, false, strings.Join(whys, "; ")
+}
+
+// rateTolerance is the largest relative error of the long-run rate that
+// unitFor accepts before it gives up keeping a unit's worth below the burst.
+const rateTolerance = 0.01
+
+// unitFor picks the unit for rate (requests per second) of a limit whose
+// ideal window is span seconds. The long-run rate comes first: the largest
+// unit not longer than span whose whole requests keep the rate within 1%
+// (so one window never admits more than the designed burst); else the
+// shortest unit longer than span that does; else the unit whose rounding
+// errs least.
+func unitFor(rate, span float64) unit {
+	errAt := func(u unit) float64 {
+		n := math.Round(rate * float64(u.seconds))
+		if n < 1 {
+			return math.Inf(1)
+		}
+		return math.Abs(n/float64(u.seconds)-rate) / rate
+	}
+	pick := -1
+	for i, u := range units {
+		if float64(u.seconds) <= span && errAt(u) <= rateTolerance {
+			pick = i
+		}
+	}
+	if pick >= 0 {
+		return units[pick]
+	}
+	for _, u := range units {
+		if float64(u.seconds) > span && errAt(u) <= rateTolerance {
+			return u
+		}
+	}
+	best := units[len(units)-1]
+	for _, u := range units {
+		if errAt(u) < errAt(best) {
+			best = u
+		}
+	}
+	return best
+}
+
+// errPct is the relative error of got against want: "+2.5%", "exact".
+func errPct(got, want float64) string {
+	if got == want {
+		return "exact"
+	}
+	return fmt.Sprintf("%+.3g%%", (got-want)/want*100)
+}
+
+// num formats a float the shortest way that reads back the same.
+func num(f float64) string { return fmt.Sprint(f) }
+
+// header is the comment every document starts with.
+func header(p policy.Policy, what string) []string {
+	h := []string{fmt.Sprintf("%s for policy %q, generated by ratelab.", what, p.Metadata.Name)}
+	if p.Metadata.Description != "" {
+		h = append(h, p.Metadata.Description)
+	}
+	return h
+}
+
+// status is the policy's rejection status.
+func status(p policy.Policy) int {
+	if p.Defaults.Response.Status == 0 {
+		return 429
+	}
+	return p.Defaults.Response.Status
+}
+
+// retryAfter is whether the policy sends Retry-After.
+func retryAfter(p policy.Policy) bool {
+	return p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
+}
+
+// headerStyles is the policy's rate-limit header styles.
+func headerStyles(p policy.Policy) []policy.HeaderStyle {
+	if p.Defaults.Response.Headers == nil {
+		return []policy.HeaderStyle{policy.HeadersIETF}
+	}
+	return p.Defaults.Response.Headers
+}
+
+// hasStyle is whether the policy asks for header style s.
+func hasStyle(p policy.Policy, s policy.HeaderStyle) bool {
+	for _, h := range headerStyles(p) {
+		if h == s {
+			return true
+		}
+	}
+	return false
+}
+
+// responseFrom is the policy's response as a mapping's From.
+func responseFrom(p policy.Policy) string {
+	var hs []string
+	for _, h := range headerStyles(p) {
+		hs = append(hs, string(h))
+	}
+	return fmt.Sprintf("status=%d headers=[%s] retry_after=%t", status(p), strings.Join(hs, ","), retryAfter(p))
+}
+
+// enforcement is the policy's service.enforcement as a mapping's From.
+func enforcement(p policy.Policy) string {
+	e := string(p.Service.Enforcement)
+	if e == "" {
+		e = "shared"
+	}
+	return fmt.Sprintf("enforcement=%s replicas=%d", e, max(1, p.Service.Replicas))
+}
+
+// mode is the policy's defaults.mode.
+func mode(p policy.Policy) string {
+	if p.Defaults.Mode == "" {
+		return string(policy.ModeEnforce)
+	}
+	return string(p.Defaults.Mode)
+}
+
+// storeFailure is the policy's service.on_store_failure.
+func storeFailure(p policy.Policy) policy.StoreFailure {
+	if p.Service.OnStoreFailure == "" {
+		return policy.FailOpen
+	}
+	return p.Service.OnStoreFailure
+}

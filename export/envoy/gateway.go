@@ -1,0 +1,271 @@
+package envoy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Gateway renders the policy as an Envoy Gateway (v1.9) BackendTrafficPolicy
+// for the HTTPRoute named after the policy: one global rule per limit —
+// client selectors for its tier, endpoint and client key, a limit of
+// requests per unit — which the gateway hands to its envoyproxy/ratelimit
+// service. So the rules count fixed windows of one unit in Redis, shared
+// by every gateway replica, as [RateLimitService] does.
+var Gateway = export.Target{
+	Name:   "envoy-gateway",
+	Title:  "Envoy Gateway BackendTrafficPolicy",
+	Group:  export.Gateways,
+	Render: renderGateway,
+}
+
+// Envoy Gateway's bounds (api/v1alpha1 v1.9.1): global rules per policy and
+// client selectors per rule.
+const (
+	maxGlobalRules  = 256
+	maxRuleSelector = 8
+)
+
+// egUnit is the unit as Envoy Gateway spells it: "Second".
+func egUnit(u unit) string { return strings.ToUpper(u.name[:1]) + u.name[1:] }
+
+// dnsLabel is s as a Kubernetes name: lower-case letters, digits and '-',
+// starting and ending with a letter or digit, at most 63 characters.
+func dnsLabel(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 63-len("-ratelimit") {
+		out = strings.Trim(out[:63-len("-ratelimit")], "-")
+	}
+	if out == "" {
+		out = "api"
+	}
+	return out
+}
+
+// keySelector is the header selector that gives each client its counter,
+// or nil for ip (a sourceCIDR selector, see selectors).
+func keySelector(k policy.Key, o export.Options) obj {
+	if h := o.KeyHeader(k); h != "" {
+		return obj{}.with("name", h).with("type", "Distinct")
+	}
+	return nil
+}
+
+// gatewayRules is a limit's rules: one, or two for an ip key (one counter
+// per IPv4 and per IPv6 address).
+func gatewayRules(l export.Limit, o export.Options, tierNames []string, w window, cost int64, shadow bool) []obj {
+	var headers list
+	cond := obj{}
+	switch l.Scope {
+	case export.ScopeDefault:
+		if len(tierNames) > 0 {
+			headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "RegularExpression").
+				with("value", "^("+strings.Join(tierNames, "|")+")$").with("invert", true))
+		}
+	case export.ScopeTier:
+		headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "Exact").with("value", l.Tier))
+	case export.ScopeEndpoint:
+		cond = cond.with("path", obj{}.with("type", "Exact").with("value", l.Match.Path))
+		if m := strings.ToUpper(l.Match.Method); m != "" {
+			cond = cond.with("methods", list{obj{}.with("value", m)})
+		}
+	}
+	if ks := keySelector(l.Key, o); ks != nil {
+		headers = append(headers, ks)
+	}
+	if len(headers) > 0 {
+		cond = append(obj{}.with("headers", headers), cond...)
+	}
+	rule := func(c obj) obj {
+		r := obj{}
+		if len(c) > 0 {
+			r = r.with("clientSelectors", list{c})
+		}
+		r = r.with("limit", obj{}.with("requests", w.requests).with("unit", egUnit(w.unit)))
+		if cost > 1 {
+			r = r.with("cost", obj{}.with("request", obj{}.with("from", "Number").with("number", cost)))
+		}
+		if shadow {
+			r = r.with("shadowMode", true)
+		}
+		return r
+	}
+	if l.Key == policy.KeyIP && l.Scope != export.ScopeGlobal {
+		var rs []obj
+		for _, cidr := range []string{"0.0.0.0/0", "::/0"} {
+			c := append(obj{}, cond...).with("sourceCIDR", obj{}.with("type", "Distinct").with("value", cidr))
+			rs = append(rs, rule(c))
+		}
+		return rs
+	}
+	return []obj{rule(cond)}
+}
+
+func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
+	o = o.WithDefaults()
+	name := dnsLabel(p.Metadata.Name)
+	ex := export.Export{Target: "envoy-gateway", Filename: name + "-ratelimit.yaml", MediaType: "application/yaml"}
+	shadow := p.Defaults.Mode == policy.ModeShadow
+	limits := export.Limits(p)
+	overlap := overlapping(limits)
+	var tierNames []string
+	for _, t := range p.Tiers {
+		tierNames = append(tierNames, regexp.QuoteMeta(t.Name))
+	}
+	endpointCost := map[string]int64{}
+	for i, e := range p.Endpoints {
+		endpointCost[fmt.Sprintf("endpoints[%d].limit", i)] = e.Cost
+	}
+
+	var rules list
+	for _, l := range limits {
+		w, exact, why := perUnit(l)
+		cost := endpointCost[l.Field]
+		rs := gatewayRules(l, o, tierNames, w, cost, shadow)
+		for i, r := range rs {
+			if i == 0 {
+				r = append(obj{{key: r[0].key, val: r[0].val, comment: fmt.Sprintf("%s: %s", l.Field, l.Spec)}}, r[1:]...)
+			}
+			rules = append(rules, r)
+		}
+		fid := export.Exact
+		var whys []string
+		if !exact {
+			fid = export.Approximate
+			whys = append(whys, why)
+		}
+		if exact && (overlap || len(export.Costs(p)) > 0) {
+			fid = export.Approximate
+			whys = append(whys, "the rate limit service increments every matching rule's counter, even for a request it rejects: a request rejected here or by another rule still counts in this window")
+		}
+		if p.Service.Replicas > 1 && p.Service.Enforcement == "local" {
+			fid = export.Approximate
+			whys = append(whys, fmt.Sprintf("the policy's limit is per replica (enforcement: local), the gateway counts it once for all %d", p.Service.Replicas))
+		}
+		to := fmt.Sprintf("rule {%s}: limit {requests: %d, unit: %s}", selectorText(l, o, len(tierNames) > 0), w.requests, egUnit(w.unit))
+		if len(rs) > 1 {
+			to = fmt.Sprintf("%d rules (IPv4 and IPv6 sourceCIDR Distinct) ", len(rs)) + to
+		}
+		if cost > 1 {
+			to += fmt.Sprintf(", cost {request: {from: Number, number: %d}}", cost)
+		}
+		ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: to, Fidelity: fid, Why: strings.Join(whys, "; ")})
+	}
+	if len(rules) > maxGlobalRules {
+		return export.Export{}, &export.Error{Target: "envoy-gateway",
+			Reason: fmt.Sprintf("the policy needs %d global rules; a BackendTrafficPolicy holds at most %d", len(rules), maxGlobalRules)}
+	}
+
+	spec := obj{}.
+		with("targetRefs", list{obj{}.with("group", "gateway.networking.k8s.io").with("kind", "HTTPRoute").with("name", name)})
+	if len(rules) > 0 {
+		spec = spec.with("rateLimit", obj{}.with("global", obj{}.with("rules", rules)))
+	}
+	body := obj{}.
+		with("apiVersion", "gateway.envoyproxy.io/v1alpha1").
+		with("kind", "BackendTrafficPolicy").
+		with("metadata", obj{}.with("name", name+"-ratelimit").with("namespace", "default")).
+		with("spec", spec)
+	ex.Body = document(append(header(p, "Envoy Gateway BackendTrafficPolicy"),
+		"Apply: kubectl apply -f "+ex.Filename+" (needs global rate limiting enabled in the EnvoyGateway config)."), body)
+
+	if shadow {
+		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadowMode: true on every rule", Fidelity: export.Exact,
+			Why: "the rate limit service counts and reports over-limit requests but lets them through"})
+	} else {
+		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadowMode unset", Fidelity: export.Exact})
+	}
+	for i, e := range p.Endpoints {
+		if e.Cost <= 1 {
+			continue
+		}
+		m := export.Mapping{Field: fmt.Sprintf("endpoints[%d].cost", i), From: fmt.Sprintf("cost=%d", e.Cost)}
+		if e.Limit.Algorithm != "" {
+			m.To = fmt.Sprintf("cost {request: {from: Number, number: %d}} on the endpoint's rule", e.Cost)
+			m.Fidelity = export.Approximate
+			m.Why = fmt.Sprintf("the endpoint's own rule counts %d per request; the client's and global rules count it as 1, since a rule's cost weights every request that rule selects", e.Cost)
+		} else {
+			m.To = "none"
+			m.Fidelity = export.NotExpressible
+			m.Why = fmt.Sprintf("a rule's cost applies to every request it selects; weighting only %s %s would need a rule selecting that path, which has its own counter, so requests to it count 1 against the client's and global rules", e.Match.Method, e.Match.Path)
+		}
+		ex.Add(m)
+	}
+	resp := export.Mapping{Field: "defaults.response", From: responseFrom(p), To: "429 with X-RateLimit-Limit/-Remaining/-Reset (draft 03)", Fidelity: export.Exact}
+	var rwhy []string
+	if status(p) != 429 {
+		rwhy = append(rwhy, fmt.Sprintf("a BackendTrafficPolicy's rate limit always answers 429, not %d", status(p)))
+	}
+	if hasStyle(p, policy.HeadersIETF) || hasStyle(p, policy.HeadersLegacy) {
+		rwhy = append(rwhy, "the gateway sends only X-RateLimit-* (draft 03) headers")
+	}
+	if retryAfter(p) {
+		rwhy = append(rwhy, "a BackendTrafficPolicy has no Retry-After setting")
+	}
+	if len(rwhy) > 0 {
+		resp.Fidelity = export.Approximate
+		resp.Why = strings.Join(rwhy, "; ")
+	}
+	ex.Add(resp)
+	enf := export.Mapping{Field: "service.enforcement", From: enforcement(p), Fidelity: export.Exact,
+		To: "global rules: one counter per selector value in the gateway's rate limit service, shared by every gateway replica"}
+	if p.Service.Replicas > 1 && p.Service.Enforcement == "local" {
+		enf.Fidelity = export.Approximate
+		enf.Why = fmt.Sprintf("the policy enforces each limit in each of %d replicas; global rules enforce it once across them (local rules would count per replica, but always with burst = one unit's worth and at most 16 rules)", p.Service.Replicas)
+	}
+	ex.Add(enf)
+	failClosed := storeFailure(p) == policy.FailClosed
+	ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(storeFailure(p)),
+		To: fmt.Sprintf("EnvoyGateway config rateLimit.failClosed: %t", failClosed), Fidelity: export.Exact,
+		Why: "set in the EnvoyGateway configuration, not in the BackendTrafficPolicy (see Notes)"})
+
+	eg := document(nil, obj{}.
+		with("apiVersion", "gateway.envoyproxy.io/v1alpha1").
+		with("kind", "EnvoyGateway").
+		with("rateLimit", obj{}.
+			with("backend", obj{}.with("type", "Redis").with("redis", obj{}.with("url", "redis.redis-system.svc.cluster.local:6379"))).
+			note("on_store_failure: "+string(storeFailure(p)), "failClosed", failClosed)))
+	ex.Notes = []string{
+		fmt.Sprintf("Applies to the HTTPRoute %q in namespace default: edit targetRefs and metadata.namespace to match your route.", name),
+		"Global rate limiting must be enabled in the EnvoyGateway configuration (the envoy-gateway-config ConfigMap), with a Redis backend; on_store_failure maps to failClosed there:\n" + string(eg),
+		fmt.Sprintf("Clients are told apart by %s (api_key), %s (account) and the client address (ip, one rule for IPv4 and one for IPv6); the tier comes from %s, which the authentication layer in front must set and strip from clients (or use a SecurityPolicy with claimToHeaders).",
+			o.APIKeyHeader, o.AccountHeader, o.TierHeader),
+		"Check it: kubectl apply --dry-run=server -f " + ex.Filename + " validates against the installed CRD; kubectl get backendtrafficpolicy -o yaml shows whether the gateway accepted it (status.ancestors[].conditions).",
+	}
+	return ex, nil
+}
+
+// selectorText is a limit's selectors in words for a mapping's To.
+func selectorText(l export.Limit, o export.Options, tiers bool) string {
+	var s []string
+	switch l.Scope {
+	case export.ScopeDefault:
+		if tiers {
+			s = append(s, o.TierHeader+" not a tier")
+		}
+	case export.ScopeTier:
+		s = append(s, o.TierHeader+"="+l.Tier)
+	case export.ScopeEndpoint:
+		s = append(s, strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path))
+	case export.ScopeGlobal:
+		return "all traffic"
+	}
+	if h := o.KeyHeader(l.Key); h != "" {
+		s = append(s, h+" Distinct")
+	} else {
+		s = append(s, "sourceCIDR Distinct")
+	}
+	return strings.Join(s, ", ")
+}
