@@ -201,3 +201,9 @@ func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Patt
 		p.Clients, tb, algorithms.RetryStormKey, views.Num(100*jitter))
 	return views.RetryStormChart(still, jittered, caption), nil
 }
+
+// Caption is the one-line caption of a design's charts in documentation:
+// the per-client limit they compare against and the traffic pattern.
+func Caption(res calc.Result, pattern algorithms.PatternName, info Info) string {
+	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", res.Spec(algorithms.NameTokenBucket), pattern, info.Arrivals)
+}

@@ -25,6 +25,20 @@ type Chart struct {
 	Caption string
 	Option  string
 	Table   Table
+	// YName is the y axis name with its unit ("requests per 0.1 s"); the
+	// x axis is Table.Columns[0], "time (s)".
+	YName string
+	// Series styles the lines as the option does, one per column of
+	// Table after the first, in the same order.
+	Series []SeriesStyle
+}
+
+// SeriesStyle is how one line is drawn: dashed or solid, and its width in
+// pixels, where 0 is echarts' default of 2.
+type SeriesStyle struct {
+	Name   string
+	Dashed bool
+	Width  float32
 }
 
 // Table is a chart's data: a header row and one row per x value, the
@@ -99,6 +113,7 @@ func (l lines) chart(id, title, caption string) Chart {
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: l.yName}),
 	)
 	table := Table{Columns: []string{l.xName}, Rows: make([][]string, len(l.x))}
+	var styles []SeriesStyle
 	for i, x := range l.x {
 		table.Rows[i] = []string{format(round3(x))}
 	}
@@ -113,6 +128,7 @@ func (l lines) chart(id, title, caption string) Chart {
 			table.Rows[i] = append(table.Rows[i], format(v))
 		}
 		table.Columns = append(table.Columns, s.name)
+		styles = append(styles, SeriesStyle{Name: s.name, Dashed: s.dashed, Width: s.width})
 		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
 		if s.dashed || s.width > 0 {
 			style := opts.LineStyle{Width: s.width}
@@ -130,7 +146,7 @@ func (l lines) chart(id, title, caption string) Chart {
 	option["tooltip"] = map[string]any{"show": true, "trigger": "axis", "renderMode": "richText"}
 	option["aria"] = map[string]any{"enabled": true}
 	delete(option, "title") // the page shows the title as a heading
-	ch := Chart{ID: id, Title: title, Caption: caption, Table: table}
+	ch := Chart{ID: id, Title: title, Caption: caption, Table: table, YName: l.yName, Series: styles}
 	// Options hold finite numbers and fixed strings, so this cannot fail;
 	// if it did, the page would show the table without the chart.
 	if b, err := json.Marshal(option); err == nil {

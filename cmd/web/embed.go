@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -32,11 +33,12 @@ const embedCache = "public, max-age=86400"
 var embedThemes = []string{"auto", "light", "dark"}
 
 // handleEmbed answers GET /embed/{chart}?<design>&theme=…: the chart alone
-// in a page that may be framed by any site. An unknown chart is a 404
+// in a page that may be framed by any site; /embed/{chart}.svg is the same
+// chart as a static SVG image (views.RenderSVG), light by default. An unknown chart is a 404
 // naming the charts; a design or theme the designer refuses is a 422 in
 // plain text, which is what an iframe can show.
 func handleEmbed(c echo.Context) error {
-	slug := c.Param("chart")
+	slug, svg := strings.CutSuffix(c.Param("chart"), ".svg")
 	if !slices.Contains(views.ChartSlugs, slug) {
 		return echo.NewHTTPError(http.StatusNotFound,
 			fmt.Sprintf("no chart %q; the charts are %s", slug, strings.Join(views.ChartSlugs, ", ")))
@@ -46,6 +48,11 @@ func handleEmbed(c echo.Context) error {
 	theme := q.Get("theme")
 	if theme == "" {
 		theme = embedThemes[0]
+	}
+	if svg && theme == "auto" {
+		// An image cannot follow the reader's scheme without a style
+		// sheet; SVG embeds are light unless asked otherwise.
+		theme = "light"
 	}
 	if !slices.Contains(embedThemes, theme) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity,
@@ -67,6 +74,13 @@ func handleEmbed(c echo.Context) error {
 	if i < 0 {
 		return fmt.Errorf("designer made no %s chart", slug)
 	}
+	if svg {
+		body, err := views.RenderSVG(rv.Charts[i], views.SVGOptions{Theme: views.Theme(theme), Subtitle: policyLine(rv)})
+		if err != nil {
+			return fmt.Errorf("render %s.svg: %w", slug, err)
+		}
+		return cacheable(c, "image/svg+xml", body)
+	}
 	var buf bytes.Buffer
 	v := views.EmbedView{Chart: rv.Charts[i], Theme: theme, Policy: policyLine(rv), DesignURL: "/?" + rv.Query}
 	if err := views.EmbedPage(v).Render(c.Request().Context(), &buf); err != nil {
@@ -75,11 +89,10 @@ func handleEmbed(c echo.Context) error {
 	return cacheable(c, "text/html; charset=utf-8", buf.Bytes())
 }
 
-// policyLine is the one-line caption of a design's chart: the per-client
-// limit the charts compare against and the traffic pattern.
+// policyLine is the one-line caption of a design's chart
+// (chartset.Caption).
 func policyLine(rv views.ResultsView) string {
-	tb := rv.Result.Spec(algorithms.NameTokenBucket)
-	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", tb, rv.Pattern.Name, rv.Pattern.Arrivals)
+	return chartset.Caption(*rv.Result, algorithms.PatternName(rv.Pattern.Name), chartset.Info{Arrivals: rv.Pattern.Arrivals})
 }
 
 // cacheable writes body with embedCache and a strong ETag (a hash of the

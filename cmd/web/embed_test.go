@@ -224,3 +224,50 @@ func TestDesignerDocsSnippets(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedSVG: every chart as SVG is the image views.RenderSVG draws for
+// the designer's chart, light by default and dark on request, cached like
+// the embed pages, and self-contained.
+func TestEmbedSVG(t *testing.T) {
+	charts := designerView(embedDesign).Results.Charts
+	for _, c := range charts {
+		slug := views.ChartSlug(c.ID)
+		for _, theme := range []string{"", "light", "dark", "auto"} {
+			target := "/embed/" + slug + ".svg?" + embedDesign
+			if theme != "" {
+				target += "&theme=" + theme
+			}
+			rec := getEmbed(t, target)
+			if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/svg+xml" {
+				t.Fatalf("%s: %d %s", target, rec.Code, rec.Header().Get("Content-Type"))
+			}
+			want := views.ThemeLight
+			if theme == "dark" {
+				want = views.ThemeDark
+			}
+			svg, err := views.RenderSVG(c, views.SVGOptions{Theme: want, Subtitle: doc(t, "/embed/"+slug+"?"+embedDesign).Find(`[data-testid="embed-policy"]`).Text()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rec.Body.Bytes(), svg) {
+				t.Errorf("%s: not the designer's chart as RenderSVG draws it in the %s theme", target, want)
+			}
+			if !strings.HasPrefix(rec.Header().Get("ETag"), `"`) || rec.Header().Get("Cache-Control") != embedCache {
+				t.Errorf("%s: ETag %q, Cache-Control %q", target, rec.Header().Get("ETag"), rec.Header().Get("Cache-Control"))
+			}
+			if strings.Contains(rec.Body.String(), "<script") || strings.Contains(rec.Body.String(), "href=\"http") {
+				t.Errorf("%s: the SVG scripts or links out", target)
+			}
+		}
+	}
+}
+
+// doc fetches and parses an HTML page.
+func doc(t *testing.T, target string) *goquery.Document {
+	t.Helper()
+	d, err := goquery.NewDocumentFromReader(getEmbed(t, target).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

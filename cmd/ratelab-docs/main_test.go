@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/views"
+)
+
+const tiered = "../../policy/testdata/examples/tiered.yaml"
+
+func runDocs(t *testing.T, tty bool, args ...string) (int, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errOut, tty)
+	if out.Len() != 0 {
+		t.Errorf("stdout %q, want nothing", out.String())
+	}
+	return code, errOut.String()
+}
+
+// tree reads every file under dir by relative path.
+func tree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestDocsDeterministic: two runs write the same files, byte for byte:
+// every pattern × chart as SVG and HTML, the limits, the OpenAPI fragment
+// and the index (9 patterns × 6 charts × 2 + 3 files).
+func TestDocsDeterministic(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		if code, errOut := runDocs(t, false, "-o", dir, tiered); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	}
+	ta, tb := tree(t, a), tree(t, b)
+	if want := len(algorithms.Patterns)*len(views.ChartSlugs)*2 + 3; len(ta) != want {
+		t.Errorf("%d files, want %d", len(ta), want)
+	}
+	for name, data := range ta {
+		if !bytes.Equal(data, tb[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+	for name, data := range ta {
+		if strings.HasSuffix(name, ".svg") {
+			if err := parseXML(data); err != nil {
+				t.Errorf("%s is not XML: %v", name, err)
+			}
+		}
+	}
+}
+
+func parseXML(b []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// TestDocsSameAsServer: a chart in the folder is the chart chartset draws
+// for the policy's design and the pattern's defaults, rendered as the
+// server's /embed/{chart}.svg renders it; the HTML page holds the same SVG
+// and no script.
+func TestDocsSameAsServer(t *testing.T) {
+	dir := t.TempDir()
+	if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "window_boundary", "-charts", "cumulative,rejected", "-theme", "dark", tiered); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	p, err := read(tiered, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := calc.Size(p.Design())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := algorithms.DefaultPattern(algorithms.PatternWindowBoundary)
+	charts, info, err := chartset.Build(res, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := tree(t, dir)
+	if len(files) != 2*2+3 {
+		t.Errorf("%d files, want 7: %v", len(files), keys(files))
+	}
+	for _, c := range charts {
+		slug := views.ChartSlug(c.ID)
+		got, ok := files[filepath.Join("window_boundary", slug+".svg")]
+		if slug != "cumulative" && slug != "rejected" {
+			if ok {
+				t.Errorf("%s written though not chosen", slug)
+			}
+			continue
+		}
+		want, err := views.RenderSVG(c, views.SVGOptions{Theme: views.ThemeDark, Subtitle: chartset.Caption(res, pattern.Name, info)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s.svg differs from the server's rendering", slug)
+		}
+		page := string(files[filepath.Join("window_boundary", slug+".html")])
+		if !strings.Contains(page, string(want)) || strings.Contains(page, "<script") {
+			t.Errorf("%s.html does not inline the SVG, or has a script", slug)
+		}
+	}
+	if !strings.Contains(string(files["index.md"]), "](window_boundary/cumulative.svg)") {
+		t.Errorf("index.md does not link the images:\n%s", files["index.md"])
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestDocsProgress: many charts report progress, at most about ten lines
+// in a log and one line rewritten in place on a terminal; few are quiet.
+func TestDocsProgress(t *testing.T) {
+	_, log := runDocs(t, false, "-o", t.TempDir(), tiered)
+	if n := strings.Count(log, "rendering "); n < 5 || n > 11 || !strings.Contains(log, "rendering 54/54") {
+		t.Errorf("log progress: %d lines:\n%s", n, log)
+	}
+	_, term := runDocs(t, true, "-o", t.TempDir(), tiered)
+	if !strings.Contains(term, "\rrendering 54/54") || strings.Count(term, "\n") != 2 {
+		t.Errorf("terminal progress %q, want lines rewritten with \\r and one newline after them", term)
+	}
+	_, quiet := runDocs(t, false, "-o", t.TempDir(), "-patterns", "steady", "-charts", "admitted", tiered)
+	if strings.Contains(quiet, "rendering") {
+		t.Errorf("one chart reported progress: %q", quiet)
+	}
+}
+
+func TestDocsUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{tiered}, "give -o DIR"},
+		{[]string{"-o", t.TempDir(), "-patterns", "zigzag", tiered}, `no pattern "zigzag"`},
+		{[]string{"-o", t.TempDir(), "-charts", "pie", tiered}, `no chart "pie"`},
+		{[]string{"-o", t.TempDir(), "-theme", "neon", tiered}, "-theme"},
+		{[]string{"-o", t.TempDir(), "../../policy/testdata/examples/minimal.yaml"}, "sizing"},
+		{[]string{"-o", t.TempDir(), "/nonexistent.yaml"}, "no such file"},
+	}
+	for _, tt := range tests {
+		code, errOut := runDocs(t, false, tt.args...)
+		if code != exitInvalid || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%v: exit %d, %q; want 2 mentioning %q", tt.args, code, errOut, tt.msg)
+		}
+	}
+}
