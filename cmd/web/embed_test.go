@@ -222,6 +222,9 @@ func TestDesignerDocsSnippets(t *testing.T) {
 		if r := getEmbed(t, strings.TrimPrefix(page, "http://docs.example:8080")); r.Code != http.StatusOK {
 			t.Errorf("%s: the iframe's page answers %d", slug, r.Code)
 		}
+		if r := getEmbed(t, strings.TrimPrefix(svg, "http://docs.example:8080")); r.Code != http.StatusOK || r.Header().Get("Content-Type") != "image/svg+xml" {
+			t.Errorf("%s: the image answers %d %s", slug, r.Code, r.Header().Get("Content-Type"))
+		}
 	}
 }
 
