@@ -1,0 +1,136 @@
+package accesslog
+
+import "bytes"
+
+// IDSegment is what Pattern writes for a path segment that is an id.
+const IDSegment = "{id}"
+
+// Pattern appends to dst the endpoint pattern of a request target: the
+// path without its query string or fragment (and without scheme and host
+// when the target is an absolute URL), with every segment that looks like
+// an id replaced by "{id}":
+//
+//	/v1/orders/123?expand=items → /v1/orders/{id}
+//	/v1/users/6ba7b810-9dad-11d1-80b4-00c04fd430c8/keys → /v1/users/{id}/keys
+//
+// A segment is an id when it is
+//   - digits, possibly with '-', '.', ':' or '_' between them (123, 2024-01-02);
+//   - a UUID (8-4-4-4-12 hex digits);
+//   - hex digits only, 16 or more, or 8 or more mixing digits and letters
+//     (a hash, a short commit);
+//   - an opaque token: 16 or more of letters, digits, '-', '_', '.', '~',
+//     '+', '=' with at least one digit and one letter (cus_9s6XKzkNRiz8i3).
+//
+// Words without digits (orders, search, very-long-resource-name) are kept.
+// Pattern allocates only when dst is too small.
+func Pattern(dst, target []byte) []byte {
+	if len(target) > 8 && (target[0]|0x20) == 'h' {
+		for _, scheme := range []string{"http://", "https://"} {
+			if len(target) > len(scheme) && hasPrefixFold(target, scheme) {
+				rest := target[len(scheme):]
+				if s := bytes.IndexByte(rest, '/'); s >= 0 {
+					target = rest[s:]
+				} else {
+					target = []byte("/")
+				}
+				break
+			}
+		}
+	}
+	for i, c := range target {
+		if c == '?' || c == '#' {
+			target = target[:i]
+			break
+		}
+	}
+	if len(target) == 0 {
+		return append(dst, '/')
+	}
+	for {
+		s := bytes.IndexByte(target, '/')
+		seg := target
+		if s >= 0 {
+			seg = target[:s]
+		}
+		if isID(seg) {
+			dst = append(dst, IDSegment...)
+		} else {
+			dst = append(dst, seg...)
+		}
+		if s < 0 {
+			return dst
+		}
+		dst = append(dst, '/')
+		target = target[s+1:]
+	}
+}
+
+// isID reports whether a path segment looks like an id (see Pattern).
+func isID(seg []byte) bool {
+	if len(seg) == 0 {
+		return false
+	}
+	var digits, hexLetters, letters, seps, other int
+	for _, c := range seg {
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F':
+			hexLetters++
+		case 'g' <= c && c <= 'z' || 'G' <= c && c <= 'Z':
+			letters++
+		case c == '-' || c == '.' || c == ':' || c == '_':
+			seps++
+		case c == '~' || c == '+' || c == '=':
+			other++
+		default:
+			return false
+		}
+	}
+	n := len(seg)
+	switch {
+	case digits > 0 && digits+seps == n && seg[0] != '.' && seps < digits:
+		return true // numbers, dates, versions of digits
+	case n == 36 && isUUID(seg):
+		return true
+	case digits+hexLetters == n && (n >= 16 || n >= 8 && digits > 0 && hexLetters > 0):
+		return true
+	case n >= 16 && digits > 0 && hexLetters+letters > 0:
+		return true
+	}
+	return false
+}
+
+func isUUID(b []byte) bool {
+	for i, c := range b {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasPrefixFold reports whether b starts with the lower-case ASCII prefix,
+// ignoring case.
+func hasPrefixFold(b []byte, prefix string) bool {
+	if len(b) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}

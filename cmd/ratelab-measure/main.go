@@ -1,0 +1,369 @@
+// Command ratelab-measure reads an access log and measures what the rate
+// limit calculator needs: per-client request rates and their percentiles
+// across clients, peak bursts per client, the busiest endpoints, and the
+// lines it could not read (package measure defines the numbers).
+//
+//	ratelab-measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>]
+//	                [-window 1s,1m] [-json] [file|-]
+//	ratelab-measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]
+//
+// With no file, or "-", it reads standard input. The report ends with the
+// calculator's values and the designer's query string for them ("one click
+// fills the calculator"); -json prints the whole measurement, the values
+// and the query as one JSON object instead. While it reads, a progress line
+// goes to standard error when that is a terminal.
+//
+// For the combined format, -key header:X-API-Key reads the header from an
+// extra quoted field after the user agent (-extra says which, 1 first),
+// logged by nginx as '... "$http_user_agent" "$http_x_api_key"'. For JSON
+// and CSV, -time-field, -ip-field, -method-field, -path-field and
+// -request-field rename the fields; header:X-API-Key reads the field
+// http_x_api_key.
+//
+// -sql prints the same measurement as a query for a warehouse table instead
+// of reading a log.
+//
+// The exit status is 0 on success, 1 when the log cannot be read or has no
+// parseable line, 2 for bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/measure"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitLog   = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fi, err := os.Stderr.Stat()
+	terminal := err == nil && fi.Mode()&os.ModeCharDevice != 0
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, terminal, time.Now))
+}
+
+// progressEvery is the shortest time between two progress lines.
+const progressEvery = 250 * time.Millisecond
+
+// report is what -json prints.
+type report struct {
+	Result *measure.Result `json:"result"`
+	// Calculator is the calculator's input for CalculatorWindow, and Query
+	// the designer's query string for it.
+	CalculatorWindow string      `json:"calculator_window,omitempty"`
+	Calculator       *calc.Input `json:"calculator,omitempty"`
+	Query            string      `json:"query,omitempty"`
+	CalculatorError  string      `json:"calculator_error,omitempty"`
+}
+
+// run is the command with its arguments (without the program name) and
+// streams; terminal says whether stderr is a terminal (for the progress
+// line), now reads the clock that paces it. It returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, terminal bool, now func() time.Time) int {
+	fs := flag.NewFlagSet("ratelab-measure", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "combined", "log format: combined, json or csv")
+	keyFlag := fs.String("key", "ip", "client key: ip, header:<name> or field:<name>")
+	extra := fs.Int("extra", 1, "combined format: which extra quoted field after the user agent holds the -key header")
+	windowsFlag := fs.String("window", "1s,1m", "comma-separated windows, whole seconds (1s, 1m, 10s, 1h)")
+	calcWindow := fs.String("calc-window", "", "window whose percentiles fill the calculator: 1s or 1m (default 1m if measured, else 1s)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	top := fs.Int("top", 10, "how many clients and endpoints to list")
+	var fields accesslog.Fields
+	fs.StringVar(&fields.Time, "time-field", "", `JSON field or CSV column of the time (default "time")`)
+	fs.StringVar(&fields.IP, "ip-field", "", `JSON field or CSV column of the client address (default "remote_addr")`)
+	fs.StringVar(&fields.Method, "method-field", "", `JSON field or CSV column of the method (default "method")`)
+	fs.StringVar(&fields.Path, "path-field", "", `JSON field or CSV column of the path (default "path")`)
+	fs.StringVar(&fields.Request, "request-field", "", `JSON field or CSV column of "METHOD path PROTO", used without method and path (default "request")`)
+	comma := fs.String("comma", ",", "CSV separator, one byte (\\t for tab)")
+	sqlDialect := fs.String("sql", "", "print the measurement as SQL instead: postgres or clickhouse")
+	table := fs.String("table", "", "-sql: table, or schema.table")
+	timeCol := fs.String("time-column", "", "-sql: time column")
+	keyCol := fs.String("key-column", "", "-sql: client key column")
+	epoch := fs.Bool("epoch", false, "-sql: the time column holds Unix seconds")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ratelab-measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>] [-window 1s,1m] [-json] [file|-]")
+		fmt.Fprintln(stderr, "       ratelab-measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ratelab-measure: "+format+"\n", a...)
+		return exitUsage
+	}
+	windows, err := parseWindows(*windowsFlag)
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	if *sqlDialect != "" {
+		t := measure.Table{Name: *table, Time: *timeCol, Key: *keyCol, TimeIsEpoch: *epoch}
+		var q string
+		switch *sqlDialect {
+		case "postgres", "postgresql":
+			q, err = measure.PostgreSQL(t, windows)
+		case "clickhouse":
+			q, err = measure.ClickHouse(t, windows)
+		default:
+			return usage("-sql %q: want postgres or clickhouse", *sqlDialect)
+		}
+		if err != nil {
+			return usage("%v", err)
+		}
+		fmt.Fprint(stdout, q)
+		return exitOK
+	}
+
+	key, err := accesslog.ParseKey(*keyFlag)
+	if err != nil {
+		return usage("-key: %v", err)
+	}
+	sep := *comma
+	if sep == `\t` {
+		sep = "\t"
+	}
+	if len(sep) != 1 {
+		return usage("-comma %q: want one byte", *comma)
+	}
+	cfg := accesslog.Config{Format: accesslog.Format(*format), Key: key, Extra: *extra, Fields: fields, Comma: sep[0]}
+	if *top < 1 || *top > 10000 {
+		return usage("-top %d: want 1 to 10000", *top)
+	}
+	opts := measure.Options{Windows: windows, TopClients: *top, TopEndpoints: *top}
+	if _, err := measure.New(opts); err != nil {
+		return usage("%v", err)
+	}
+	if _, err := accesslog.NewReader(strings.NewReader(""), cfg); err != nil {
+		return usage("%v", err)
+	}
+	cw, err := chooseCalcWindow(*calcWindow, windows)
+	if err != nil {
+		return usage("%v", err)
+	}
+	files := fs.Args()
+	if len(files) > 1 {
+		return usage("one log at a time, got %d", len(files))
+	}
+	name := "-"
+	if len(files) == 1 {
+		name = files[0]
+	}
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratelab-measure: %v\n", err)
+			return exitLog
+		}
+		defer f.Close()
+		in = f
+	}
+
+	start := now()
+	if terminal {
+		last := start
+		opts.Progress = func(lines, bytes int64) {
+			if t := now(); t.Sub(last) >= progressEvery {
+				last = t
+				fmt.Fprintf(stderr, "\r%d lines, %.1f MB read…", lines, float64(bytes)/1e6)
+			}
+		}
+	}
+	res, err := measure.Measure(ctx, in, cfg, opts)
+	if terminal {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ratelab-measure: %s: %v\n", name, err)
+		return exitLog
+	}
+	elapsed := now().Sub(start)
+
+	rep := report{Result: res}
+	if cw != 0 {
+		rep.CalculatorWindow = window(cw)
+		if ci, err := res.Input(cw); err != nil {
+			rep.CalculatorError = err.Error()
+		} else {
+			rep.Calculator = &ci
+			rep.Query = measure.Query(ci).Encode()
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "ratelab-measure: %v\n", err)
+			return exitLog
+		}
+		return exitOK
+	}
+	printReport(stdout, rep, elapsed)
+	return exitOK
+}
+
+// parseWindows parses "1s,1m,10s".
+func parseWindows(s string) ([]time.Duration, error) {
+	var ws []time.Duration
+	for _, p := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("-window %q: %v", p, err)
+		}
+		ws = append(ws, d)
+	}
+	return ws, nil
+}
+
+// chooseCalcWindow is the -calc-window, or 1 min when measured, else 1 s
+// when measured, else none (0).
+func chooseCalcWindow(flag string, windows []time.Duration) (time.Duration, error) {
+	has := func(w time.Duration) bool {
+		for _, x := range windows {
+			if x == w {
+				return true
+			}
+		}
+		return false
+	}
+	if flag != "" {
+		d, err := time.ParseDuration(flag)
+		if err != nil || d != time.Second && d != time.Minute {
+			return 0, fmt.Errorf("-calc-window %q: want 1s or 1m", flag)
+		}
+		if !has(d) {
+			return 0, fmt.Errorf("-calc-window %s is not among -window", d)
+		}
+		return d, nil
+	}
+	for _, w := range []time.Duration{time.Minute, time.Second} {
+		if has(w) {
+			return w, nil
+		}
+	}
+	return 0, nil
+}
+
+func printReport(w io.Writer, rep report, elapsed time.Duration) {
+	r := rep.Result
+	fmt.Fprintf(w, "read %d lines in %s: %d requests, %d clients, %d without a key, %d bad lines\n",
+		r.Lines, elapsed.Round(time.Millisecond), r.Requests, r.Clients, r.NoKey, r.Bad.Count)
+	if r.Requests > 0 {
+		fmt.Fprintf(w, "from %s to %s (%s)\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Span)
+	}
+
+	fmt.Fprintf(w, "\nper-client rate: requests in the client's busiest window (aligned to the epoch);\npercentiles across the %d clients by nearest rank\n", r.Clients)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "window\tp50\tp95\tp99\tmax\tbusiest client\tservice peak\tat\tlate\t")
+	for _, ws := range r.Windows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%d\t\n", window(ws.Window), ws.P50, ws.P95, ws.P99, ws.Max, ws.MaxKey,
+			ws.ServicePeak, ws.ServicePeakAt.Format(time.RFC3339), ws.Late)
+	}
+	tw.Flush()
+
+	if len(r.TopClients) > 0 {
+		fmt.Fprintf(w, "\npeak bursts: top %d clients by their %s peak\n", len(r.TopClients), window(r.Windows[0].Window))
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := "client\trequests\t"
+		for _, ws := range r.Windows {
+			head += "peak/" + window(ws.Window) + "\tat\t"
+		}
+		fmt.Fprintln(tw, head)
+		for _, c := range r.TopClients {
+			fmt.Fprintf(tw, "%s\t%d\t", c.Key, c.Requests)
+			for _, p := range c.Peaks {
+				fmt.Fprintf(tw, "%d\t%s\t", p.Requests, p.At.Format(time.RFC3339))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+
+	if len(r.Endpoints) > 0 {
+		fmt.Fprintf(w, "\nbusiest endpoints (%d distinct patterns", r.DistinctEndpoints)
+		if r.OtherEndpoints > 0 {
+			fmt.Fprintf(w, ", %d requests to patterns past the limit", r.OtherEndpoints)
+		}
+		fmt.Fprintln(w, ")")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, e := range r.Endpoints {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t\n", e.Method, e.Path, e.Requests, 100*e.Share)
+		}
+		tw.Flush()
+	}
+
+	if r.Bad.Count > 0 {
+		fmt.Fprintf(w, "\nbad lines: %d (skipped)\n", r.Bad.Count)
+		for _, why := range sortedReasons(r.Bad.ByReason) {
+			fmt.Fprintf(w, "  %s: %d\n", why, r.Bad.ByReason[why])
+		}
+		for _, ex := range r.Bad.Examples {
+			fmt.Fprintf(w, "  line %d: %s: %q\n", ex.Line, ex.Reason, ex.Text)
+		}
+	}
+
+	fmt.Fprintln(w)
+	switch {
+	case rep.Calculator != nil:
+		in := rep.Calculator
+		fmt.Fprintf(w, "calculator (percentiles per %s):\n", in.PercentileUnit)
+		fmt.Fprintf(w, "  clients %d, p50 %g, p95 %g, p99 %g", in.Clients, in.P50, in.P95, in.P99)
+		if in.Peak > 0 {
+			fmt.Fprintf(w, ", peak %g/s for %gs", in.Peak, in.PeakSeconds)
+		}
+		fmt.Fprintf(w, "\n  /?%s\n", rep.Query)
+		fmt.Fprintln(w, "  add capacity (the service's ceiling in requests/s) to complete the design")
+	case rep.CalculatorError != "":
+		fmt.Fprintf(w, "calculator: %s\n", rep.CalculatorError)
+	default:
+		fmt.Fprintln(w, "calculator: measure a 1s or 1m window to fill it")
+	}
+}
+
+func sortedReasons(m map[accesslog.Reason]int64) []accesslog.Reason {
+	var rs []accesslog.Reason
+	for r := range m {
+		rs = append(rs, r)
+	}
+	// Most frequent first, then by name.
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && (m[rs[j]] > m[rs[j-1]] || m[rs[j]] == m[rs[j-1]] && rs[j] < rs[j-1]); j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+	return rs
+}
+
+// window writes a window of whole seconds as 1s, 90s, 1m or 2h.
+func window(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%ds", d/time.Second)
+}

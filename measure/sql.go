@@ -1,0 +1,193 @@
+package measure
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Table names a warehouse table with one row per request, and the columns
+// to measure. Names are validated (letters, digits and underscores, not
+// starting with a digit, at most 63 bytes; the table may be qualified as
+// schema.table or database.table) and always quoted, so they are matched
+// exactly as written, case included: PostgreSQL folds unquoted names to
+// lower case when a table is created, so give them in lower case unless
+// they were created quoted.
+type Table struct {
+	Name string // the table, "requests" or "schema.requests"
+	Time string // the request time: a timestamp column, or Unix seconds with TimeIsEpoch
+	Key  string // the client key; cast to text, NULL, '' and '-' mean no client
+	// TimeIsEpoch says Time holds Unix seconds (a number, fractions
+	// allowed) rather than a timestamp.
+	TimeIsEpoch bool
+}
+
+// The SQL's result has one row per window, shortest first, with columns
+//
+//	window_seconds, clients, p50, p95, p99, max
+//
+// computed as the package doc defines them: a client's rate is its most
+// requests in one window of window_seconds aligned to the Unix epoch (UTC;
+// a PostgreSQL timestamp without time zone is taken as UTC), and the
+// percentiles are across clients by nearest rank, ⌈p·N⌉ in float64. On the
+// same requests they equal Result.Windows' Clients, P50, P95, P99 and Max
+// (Late aside: SQL has no reading order, so it counts every request).
+
+// PostgreSQL returns a query that measures t in PostgreSQL (12 or later),
+// using percentile_disc, which is nearest rank.
+func PostgreSQL(t Table, windows []time.Duration) (string, error) {
+	q, err := t.quoted('"')
+	if err != nil {
+		return "", err
+	}
+	secs, err := windowSeconds(windows)
+	if err != nil {
+		return "", err
+	}
+	values := make([]string, len(secs))
+	for i, s := range secs {
+		values[i] = "(" + strconv.FormatInt(s, 10) + ")"
+	}
+	slot := fmt.Sprintf("floor(extract(epoch FROM r.%s) / w.seconds)", q.time)
+	if t.TimeIsEpoch {
+		slot = fmt.Sprintf("floor(r.%s::numeric / w.seconds)", q.time)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
+	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
+	b.WriteString("-- Percentiles across clients by nearest rank (percentile_disc).\n")
+	fmt.Fprintf(&b, "WITH windows (seconds) AS (VALUES %s),\n", strings.Join(values, ", "))
+	b.WriteString("per_window AS (\n")
+	fmt.Fprintf(&b, "  SELECT w.seconds, r.%s::text AS client, %s AS slot, count(*) AS n\n", q.key, slot)
+	fmt.Fprintf(&b, "  FROM %s AS r CROSS JOIN windows AS w\n", q.name)
+	fmt.Fprintf(&b, "  WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND r.%s::text NOT IN ('', '-')\n", q.time, q.key, q.key)
+	b.WriteString("  GROUP BY 1, 2, 3\n")
+	b.WriteString("),\n")
+	b.WriteString("per_client AS (\n")
+	b.WriteString("  SELECT seconds, client, max(n) AS rate FROM per_window GROUP BY 1, 2\n")
+	b.WriteString(")\n")
+	b.WriteString("SELECT seconds AS window_seconds,\n")
+	b.WriteString("  count(*) AS clients,\n")
+	for _, p := range percentiles {
+		fmt.Fprintf(&b, "  percentile_disc(%s) WITHIN GROUP (ORDER BY rate) AS %s,\n", p.level, p.name)
+	}
+	b.WriteString("  max(rate) AS max\n")
+	b.WriteString("FROM per_client\n")
+	b.WriteString("GROUP BY seconds\n")
+	b.WriteString("ORDER BY seconds;\n")
+	return b.String(), nil
+}
+
+// ClickHouse returns a query that measures t in ClickHouse. It sorts each
+// window's rates into an array and takes element ⌈p·N⌉ (1-based), which is
+// nearest rank; ClickHouse's quantileExactLow is not, since it takes
+// 0-based element ⌊p·N⌋ (for 100 clients, p99 would be the 100th rate, not
+// the 99th).
+func ClickHouse(t Table, windows []time.Duration) (string, error) {
+	q, err := t.quoted('`')
+	if err != nil {
+		return "", err
+	}
+	secs, err := windowSeconds(windows)
+	if err != nil {
+		return "", err
+	}
+	list := make([]string, len(secs))
+	for i, s := range secs {
+		list[i] = strconv.FormatInt(s, 10)
+	}
+	slot := fmt.Sprintf("intDiv(toInt64(toUnixTimestamp(r.%s)), seconds)", q.time)
+	if t.TimeIsEpoch {
+		slot = fmt.Sprintf("intDiv(toInt64(floor(r.%s)), seconds)", q.time)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
+	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
+	b.WriteString("-- Percentiles across clients by nearest rank: element ceil(p * N) of the sorted rates.\n")
+	b.WriteString("WITH per_client AS (\n")
+	b.WriteString("  SELECT seconds, client, max(n) AS rate\n")
+	b.WriteString("  FROM (\n")
+	fmt.Fprintf(&b, "    SELECT seconds, toString(r.%s) AS client, %s AS slot, count() AS n\n", q.key, slot)
+	fmt.Fprintf(&b, "    FROM %s AS r\n", q.name)
+	fmt.Fprintf(&b, "    ARRAY JOIN [%s] AS seconds\n", strings.Join(list, ", "))
+	fmt.Fprintf(&b, "    WHERE r.%s IS NOT NULL AND client NOT IN ('', '-')\n", q.time)
+	b.WriteString("    GROUP BY seconds, client, slot\n")
+	b.WriteString("  )\n")
+	b.WriteString("  GROUP BY seconds, client\n")
+	b.WriteString(")\n")
+	b.WriteString("SELECT seconds AS window_seconds,\n")
+	b.WriteString("  count() AS clients,\n")
+	for _, p := range percentiles {
+		fmt.Fprintf(&b, "  arrayElement(arraySort(groupArray(rate)), toUInt64(greatest(1, ceil(%s * count())))) AS %s,\n", p.level, p.name)
+	}
+	b.WriteString("  max(rate) AS max\n")
+	b.WriteString("FROM per_client\n")
+	b.WriteString("GROUP BY seconds\n")
+	b.WriteString("ORDER BY seconds\n")
+	return b.String(), nil
+}
+
+var percentiles = []struct{ level, name string }{{"0.5", "p50"}, {"0.95", "p95"}, {"0.99", "p99"}}
+
+type quotedTable struct{ name, time, key string }
+
+func (t Table) quoted(quote byte) (quotedTable, error) {
+	var q quotedTable
+	parts := strings.Split(t.Name, ".")
+	if len(parts) > 2 {
+		return q, fmt.Errorf("table %q: want table or schema.table", t.Name)
+	}
+	for i, p := range parts {
+		if err := checkIdent("table", t.Name, p); err != nil {
+			return q, err
+		}
+		parts[i] = string(quote) + p + string(quote)
+	}
+	q.name = strings.Join(parts, ".")
+	for _, c := range []struct {
+		field, name string
+		dst         *string
+	}{{"time column", t.Time, &q.time}, {"key column", t.Key, &q.key}} {
+		if err := checkIdent(c.field, c.name, c.name); err != nil {
+			return q, err
+		}
+		*c.dst = string(quote) + c.name + string(quote)
+	}
+	return q, nil
+}
+
+// checkIdent accepts [A-Za-z_][A-Za-z0-9_]{0,62}: such a name needs no
+// escaping inside quotes in either dialect.
+func checkIdent(field, whole, id string) error {
+	ok := len(id) >= 1 && len(id) <= 63
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9'
+	}
+	if !ok {
+		return fmt.Errorf("%s %q: want letters, digits and underscores, not starting with a digit, 1 to 63 bytes", field, whole)
+	}
+	return nil
+}
+
+func windowSeconds(windows []time.Duration) ([]int64, error) {
+	if windows == nil {
+		windows = DefaultWindows
+	}
+	ws := slices.Clone(windows)
+	slices.Sort(ws)
+	ws = slices.Compact(ws)
+	if len(ws) == 0 || len(ws) > maxWindows {
+		return nil, fmt.Errorf("windows: %d given, want 1 to %d", len(ws), maxWindows)
+	}
+	secs := make([]int64, len(ws))
+	for i, w := range ws {
+		if w < time.Second || w > maxWindow || w%time.Second != 0 {
+			return nil, fmt.Errorf("window %v: want whole seconds from 1s to 24h", w)
+		}
+		secs[i] = int64(w / time.Second)
+	}
+	return secs, nil
+}

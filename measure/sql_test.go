@@ -1,0 +1,109 @@
+package measure
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClickHouse compares the ClickHouse query with a text written by hand.
+// There is no ClickHouse server here, so the query is not run: the
+// expectation spells out the definition (windows by intDiv of the Unix
+// time, a client's busiest window, element ⌈p·N⌉ of the sorted rates) in
+// ClickHouse functions, and the PostgreSQL test runs the same definition
+// against a real server.
+func TestClickHouse(t *testing.T) {
+	got, err := ClickHouse(Table{Name: "web.access_log", Time: "ts", Key: "api_key"}, []time.Duration{time.Minute, time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-- ratelab: per-client request rates of `web`.`access_log`, keyed by `api_key`.\n" +
+		"-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n" +
+		"-- Percentiles across clients by nearest rank: element ceil(p * N) of the sorted rates.\n" +
+		"WITH per_client AS (\n" +
+		"  SELECT seconds, client, max(n) AS rate\n" +
+		"  FROM (\n" +
+		"    SELECT seconds, toString(r.`api_key`) AS client, intDiv(toInt64(toUnixTimestamp(r.`ts`)), seconds) AS slot, count() AS n\n" +
+		"    FROM `web`.`access_log` AS r\n" +
+		"    ARRAY JOIN [1, 60] AS seconds\n" +
+		"    WHERE r.`ts` IS NOT NULL AND client NOT IN ('', '-')\n" +
+		"    GROUP BY seconds, client, slot\n" +
+		"  )\n" +
+		"  GROUP BY seconds, client\n" +
+		")\n" +
+		"SELECT seconds AS window_seconds,\n" +
+		"  count() AS clients,\n" +
+		"  arrayElement(arraySort(groupArray(rate)), toUInt64(greatest(1, ceil(0.5 * count())))) AS p50,\n" +
+		"  arrayElement(arraySort(groupArray(rate)), toUInt64(greatest(1, ceil(0.95 * count())))) AS p95,\n" +
+		"  arrayElement(arraySort(groupArray(rate)), toUInt64(greatest(1, ceil(0.99 * count())))) AS p99,\n" +
+		"  max(rate) AS max\n" +
+		"FROM per_client\n" +
+		"GROUP BY seconds\n" +
+		"ORDER BY seconds\n"
+	if got != want {
+		t.Errorf("ClickHouse query:\n%s\nwant:\n%s", got, want)
+	}
+
+	got, err = ClickHouse(Table{Name: "t", Time: "unix_time", Key: "ip", TimeIsEpoch: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"intDiv(toInt64(floor(r.`unix_time`)), seconds)", "FROM `t` AS r", "toString(r.`ip`)"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("epoch query lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+func TestPostgreSQLText(t *testing.T) {
+	got, err := PostgreSQL(Table{Name: "Requests", Time: "at", Key: "client_ip", TimeIsEpoch: true}, []time.Duration{5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`WITH windows (seconds) AS (VALUES (5)),`,
+		`floor(r."at"::numeric / w.seconds) AS slot`,
+		`FROM "Requests" AS r CROSS JOIN windows AS w`,
+		`r."client_ip"::text NOT IN ('', '-')`,
+		`percentile_disc(0.99) WITHIN GROUP (ORDER BY rate) AS p99,`,
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("query lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+// TestSQLNames checks that names that could break out of their quotes, or
+// are not plain identifiers, are refused by both dialects.
+func TestSQLNames(t *testing.T) {
+	tests := []struct {
+		name  string
+		table Table
+		want  string
+	}{
+		{"quote in table", Table{Name: `t"; DROP TABLE x; --`, Time: "ts", Key: "k"}, "table"},
+		{"backtick in key", Table{Name: "t", Time: "ts", Key: "k`x"}, "key column"},
+		{"space in time", Table{Name: "t", Time: "my ts", Key: "k"}, "time column"},
+		{"three parts", Table{Name: "a.b.c", Time: "ts", Key: "k"}, `table "a.b.c": want table or schema.table`},
+		{"empty part", Table{Name: "a.", Time: "ts", Key: "k"}, "table"},
+		{"leading digit", Table{Name: "1t", Time: "ts", Key: "k"}, "table"},
+		{"too long", Table{Name: strings.Repeat("t", 64), Time: "ts", Key: "k"}, "table"},
+		{"empty key", Table{Name: "t", Time: "ts"}, "key column"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for dialect, f := range map[string]func(Table, []time.Duration) (string, error){"postgres": PostgreSQL, "clickhouse": ClickHouse} {
+				q, err := f(tt.table, nil)
+				if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+					t.Errorf("%s: err = %v, want one starting %q; query:\n%s", dialect, err, tt.want, q)
+				}
+			}
+		})
+	}
+	if _, err := PostgreSQL(Table{Name: "t", Time: "ts", Key: "k"}, []time.Duration{time.Millisecond}); err == nil {
+		t.Error("a 1 ms window: no error")
+	}
+	if _, err := ClickHouse(Table{Name: "_t9", Time: "T_1", Key: "k"}, []time.Duration{time.Hour}); err != nil {
+		t.Errorf("valid names: %v", err)
+	}
+}
