@@ -10,20 +10,30 @@ import (
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/export/apidocs"
 	"github.com/ratelab/ratelab/export/envoy"
+	"github.com/ratelab/ratelab/export/golib"
+	"github.com/ratelab/ratelab/export/haproxy"
 	"github.com/ratelab/ratelab/export/kong"
+	"github.com/ratelab/ratelab/export/nginx"
 	"github.com/ratelab/ratelab/export/prometheus"
+	"github.com/ratelab/ratelab/export/redis"
 	"github.com/ratelab/ratelab/export/traefik"
 	"github.com/ratelab/ratelab/policy"
 )
 
 // All is every target, grouped as export.Group orders them.
 var All = []export.Target{
+	nginx.Target,
+	haproxy.Target,
 	envoy.Local,
 	envoy.RateLimitService,
 	envoy.Gateway,
 	traefik.Dynamic,
 	traefik.CRD,
 	kong.Target,
+	redis.Target,
+	golib.XTimeRate,
+	golib.Throttled,
+	golib.RedisRate,
 	prometheus.Target,
 	apidocs.OpenAPI,
 	apidocs.Markdown,

@@ -1,0 +1,400 @@
+// Package snippet writes the Go files of the Go library targets (package
+// ratelimit): the part every one of them shares — the policy's limits as
+// a table, the request conventions, choosing a request's limits (default
+// or tier, endpoint, global) and cost, the client key, and an HTTP
+// middleware that sends the policy's status, header styles and
+// Retry-After, honours shadow mode and on_store_failure — around the
+// target's own limiter code.
+//
+// The target supplies a Limiter type with a method
+//
+//	check(ctx context.Context, ls []*limit, keys []string, cost int64) ([]decision, error)
+//
+// that decides one request against every limit in ls (keys[i] is the
+// client key of ls[i]) and returns one decision per limit it consulted;
+// a request rejected by one limit must not consume the others.
+package snippet
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// File is one generated Go file.
+type File struct {
+	Policy  policy.Policy
+	Options export.Options
+	// Target is the target's name, for the header comment.
+	Target string
+	// Doc is the package comment's model paragraph, without comment
+	// markers; lines are wrapped as given.
+	Doc string
+	// Imports are the target's imports beyond the shared ones (context,
+	// log, net, net/http, slices, strconv, strings, time).
+	Imports []string
+	// LimitFields is Go source declaring the target's fields of type
+	// limit, one per line.
+	LimitFields string
+	// Fields returns the target's field initialisers for one limit
+	// ("rate: 10, burst: 20"), "" for none.
+	Fields func(export.Limit) string
+	// Comment returns the comment line above a limit; nil means its spec.
+	Comment func(export.Limit) string
+	// Body is the target's Go source: its Limiter type, a constructor and
+	// the check method.
+	Body string
+}
+
+// Render returns the file's source, gofmt-formatted. An error is a bug in
+// the target's source, not in the policy.
+func (f File) Render() ([]byte, error) {
+	p, o := f.Policy, f.Options.WithDefaults()
+	status := p.Defaults.Response.Status
+	if status == 0 {
+		status = 429
+	}
+	styles := p.Defaults.Response.Headers
+	if styles == nil {
+		styles = []policy.HeaderStyle{policy.HeadersIETF}
+	}
+	retry := p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
+	var limits []string
+	for _, l := range export.Limits(p) {
+		quota, window := Quota(l.Spec)
+		fields := fmt.Sprintf("name: %q, field: %q, scope: %q, key: %q, quota: %d, window: %d", l.Name, l.Field, l.Scope, l.Key, quota, window)
+		if l.Tier != "" {
+			fields += fmt.Sprintf(", tier: %q", l.Tier)
+		}
+		if l.Scope == export.ScopeEndpoint {
+			fields += fmt.Sprintf(", method: %q, path: %q", strings.ToUpper(l.Match.Method), l.Match.Path)
+		}
+		if f.Fields != nil {
+			if extra := f.Fields(l); extra != "" {
+				fields += ", " + extra
+			}
+		}
+		c := l.Spec.String()
+		if f.Comment != nil {
+			c = f.Comment(l)
+		}
+		limits = append(limits, fmt.Sprintf("\t// %s\n\t{%s},", c, fields))
+	}
+	var costs []string
+	for _, e := range export.Costs(p) {
+		costs = append(costs, fmt.Sprintf("\t{%q, %q, %d},", strings.ToUpper(e.Match.Method), e.Match.Path, e.Cost))
+	}
+	imports := []string{"context", "log", "net", "net/http", "slices", "strconv", "strings", "time"}
+	var third []string
+	for _, im := range f.Imports {
+		if strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
+			third = append(third, im)
+		} else if !slices.Contains(imports, im) {
+			imports = append(imports, im)
+		}
+	}
+	slices.Sort(imports)
+	slices.Sort(third)
+	data := map[string]any{
+		"Name":        strconv.Quote(p.Metadata.Name),
+		"Target":      f.Target,
+		"Doc":         comment(f.Doc),
+		"Imports":     imports,
+		"Third":       third,
+		"APIKey":      strconv.Quote(o.APIKeyHeader),
+		"Account":     strconv.Quote(o.AccountHeader),
+		"Tier":        strconv.Quote(o.TierHeader),
+		"Status":      status,
+		"Shadow":      p.Defaults.Mode == policy.ModeShadow,
+		"FailClosed":  p.Service.OnStoreFailure == policy.FailClosed,
+		"RetryAfter":  retry,
+		"IETF":        slices.Contains(styles, policy.HeadersIETF),
+		"Legacy":      slices.Contains(styles, policy.HeadersLegacy),
+		"X":           slices.Contains(styles, policy.HeadersX),
+		"LimitFields": strings.TrimSpace(f.LimitFields),
+		"Limits":      strings.Join(limits, "\n"),
+		"Costs":       strings.Join(costs, "\n"),
+		"Body":        strings.TrimSpace(f.Body),
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, data); err != nil {
+		return nil, err
+	}
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("snippet %s: gofmt: %w\n%s", f.Target, err, b.Bytes())
+	}
+	return src, nil
+}
+
+// Quota is what a limit publishes in RateLimit-Policy: q, the capacity
+// (burst, queue+1, or the window's limit), and w, the window in whole
+// seconds (rounded up, at least 1): the window itself, or the time a
+// bucket takes to refill from empty.
+func Quota(s algorithms.Spec) (q, w int64) {
+	q = s.Capacity()
+	secs := s.Window.Seconds()
+	if s.Window == 0 {
+		secs = float64(q) / s.Rate
+	}
+	return q, max(1, int64(math.Ceil(secs-1e-9)))
+}
+
+// comment turns text into // lines.
+func comment(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		b.WriteString(strings.TrimRight("// "+line, " ") + "\n")
+	}
+	return b.String()
+}
+
+var tmpl = template.Must(template.New("go").Parse(`// Code generated by ratelab ({{.Target}}) from policy {{.Name}}; DO NOT EDIT.
+
+// Package ratelimit enforces the rate-limit policy {{.Name}}.
+//
+{{.Doc}}//
+// Every request passes its client's limit (the tier named by the tier
+// header, else the default limit), the limit of its endpoint, if any, and
+// the global limit, at the endpoint's cost. A request rejected by one limit
+// consumes none of the others.
+package ratelimit
+
+import (
+{{range .Imports}}	{{printf "%q" .}}
+{{end}}
+{{range .Third}}	{{printf "%q" .}}
+{{end}})
+
+// The request conventions and the policy's response.
+const (
+	// apiKeyHeader and accountHeader carry the client's key (a request
+	// without one is keyed by its IP address); tierHeader carries its
+	// tier, set by the authentication layer.
+	apiKeyHeader  = {{.APIKey}}
+	accountHeader = {{.Account}}
+	tierHeader    = {{.Tier}}
+	// rejectStatus is the status of a rejected request.
+	rejectStatus = {{.Status}}
+	// shadowMode logs what would be rejected and rejects nothing.
+	shadowMode = {{.Shadow}}
+	// failClosed rejects requests (503) while the limiter's store
+	// fails; otherwise they pass and the failure is logged.
+	failClosed = {{.FailClosed}}
+	// sendRetryAfter sends Retry-After (seconds) on a rejection.
+	sendRetryAfter = {{.RetryAfter}}
+	// Header styles: IETF RateLimit/RateLimit-Policy, legacy
+	// RateLimit-Limit/-Remaining/-Reset, X-RateLimit-*.
+	headersIETF   = {{.IETF}}
+	headersLegacy = {{.Legacy}}
+	headersX      = {{.X}}
+)
+
+// limit is one limit of the policy.
+type limit struct {
+	name   string // identifier, part of the client key
+	field  string // where it is in the policy
+	scope  string // default, tier, endpoint or global
+	tier   string // the tier's name (scope tier)
+	key    string // what identifies a client: ip, api_key, account, global
+	method string // the endpoint's method and path (scope endpoint)
+	path   string
+	quota  int64 // RateLimit-Policy q: the capacity
+	window int64 // RateLimit-Policy w, seconds
+{{.LimitFields}}
+}
+
+// limits are the policy's limits: default, tiers, endpoints, global.
+var limits = []*limit{
+{{.Limits}}
+}
+
+// costs are the endpoints whose requests cost more than one token.
+var costs = []struct {
+	method, path string
+	cost         int64
+}{
+{{.Costs}}
+}
+
+// decision is one limit's answer to a request.
+type decision struct {
+	limit      *limit
+	allowed    bool
+	remaining  int64         // cost-1 requests the client may still send now
+	retryAfter time.Duration // when rejected: wait before retrying; -1: never
+	reset      time.Duration // until the client's state is rested
+	delay      time.Duration // when allowed: wait before serving (a queue)
+}
+
+// route returns the limits request r passes, in order, their client keys
+// and the request's cost.
+func route(r *http.Request) ([]*limit, []string, int64) {
+	var def, tiered *limit
+	tier := r.Header.Get(tierHeader)
+	for _, l := range limits {
+		switch {
+		case l.scope == "default":
+			def = l
+		case l.scope == "tier" && tier != "" && l.tier == tier:
+			tiered = l
+		}
+	}
+	var out []*limit
+	if tiered != nil {
+		out = append(out, tiered)
+	} else if def != nil {
+		out = append(out, def)
+	}
+	for _, l := range limits {
+		if (l.scope == "endpoint" && l.method == r.Method && l.path == r.URL.Path) || l.scope == "global" {
+			out = append(out, l)
+		}
+	}
+	cost := int64(1)
+	for _, c := range costs {
+		if c.method == r.Method && c.path == r.URL.Path {
+			cost = c.cost
+		}
+	}
+	keys := make([]string, len(out))
+	for i, l := range out {
+		keys[i] = clientKey(l, r)
+	}
+	return out, keys, cost
+}
+
+// clientKey identifies r's client for l: its API key or account header,
+// else its IP address; "global" for the global limit.
+func clientKey(l *limit, r *http.Request) string {
+	switch l.key {
+	case "global":
+		return "global"
+	case "api_key":
+		if v := r.Header.Get(apiKeyHeader); v != "" {
+			return "key:" + v
+		}
+	case "account":
+		if v := r.Header.Get(accountHeader); v != "" {
+			return "account:" + v
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
+}
+
+// Middleware enforces the policy in front of next.
+func (lim *Limiter) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ls, keys, cost := route(r)
+		if len(ls) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ds, err := lim.check(r.Context(), ls, keys, cost)
+		if err != nil {
+			if failClosed {
+				log.Printf("ratelimit: store failed, rejecting (fail_closed): %v", err)
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "rate limiter unavailable", http.StatusServiceUnavailable)
+				return
+			}
+			log.Printf("ratelimit: store failed, letting the request through (fail_open): %v", err)
+			next.ServeHTTP(w, r)
+			return
+		}
+		var binding, rejected *decision
+		var delay time.Duration
+		for i := range ds {
+			d := &ds[i]
+			if !d.allowed && rejected == nil {
+				rejected = d
+			}
+			if binding == nil || d.remaining < binding.remaining {
+				binding = d
+			}
+			delay = max(delay, d.delay)
+		}
+		if rejected != nil {
+			binding = rejected
+		}
+		if binding == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		writeHeaders(w.Header(), ls, binding)
+		if rejected != nil {
+			if shadowMode {
+				log.Printf("ratelimit: shadow: would reject %s %s (limit %s, client %s)", r.Method, r.URL.Path, rejected.limit.field, keys[slices.Index(ls, rejected.limit)])
+				next.ServeHTTP(w, r)
+				return
+			}
+			if sendRetryAfter && rejected.retryAfter >= 0 {
+				w.Header().Set("Retry-After", strconv.FormatInt(seconds(rejected.retryAfter), 10))
+			}
+			http.Error(w, http.StatusText(rejectStatus), rejectStatus)
+			return
+		}
+		if delay > 0 {
+			if shadowMode {
+				log.Printf("ratelimit: shadow: would delay %s %s by %v", r.Method, r.URL.Path, delay)
+			} else {
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+				case <-r.Context().Done():
+					t.Stop()
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeHeaders sets the policy's header styles from the binding decision:
+// the rejecting one, else the one with the least remaining.
+func writeHeaders(h http.Header, ls []*limit, d *decision) {
+	t := d.reset
+	if !d.allowed && d.retryAfter >= 0 {
+		t = d.retryAfter
+	}
+	if headersIETF {
+		policies := make([]string, len(ls))
+		for i, l := range ls {
+			policies[i] = strconv.Quote(l.name) + ";q=" + strconv.FormatInt(l.quota, 10) + ";w=" + strconv.FormatInt(l.window, 10)
+		}
+		h.Set("RateLimit-Policy", strings.Join(policies, ", "))
+		h.Set("RateLimit", strconv.Quote(d.limit.name)+";r="+strconv.FormatInt(d.remaining, 10)+";t="+strconv.FormatInt(seconds(t), 10))
+	}
+	if headersLegacy {
+		h.Set("RateLimit-Limit", strconv.FormatInt(d.limit.quota, 10))
+		h.Set("RateLimit-Remaining", strconv.FormatInt(d.remaining, 10))
+		h.Set("RateLimit-Reset", strconv.FormatInt(seconds(d.reset), 10))
+	}
+	if headersX {
+		h.Set("X-RateLimit-Limit", strconv.FormatInt(d.limit.quota, 10))
+		h.Set("X-RateLimit-Remaining", strconv.FormatInt(d.remaining, 10))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(seconds(d.reset), 10))
+	}
+}
+
+// seconds is d in whole seconds, rounded up.
+func seconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+{{.Body}}
+`))

@@ -1,0 +1,426 @@
+// Package nginx exports a policy to nginx's limit_req module
+// (ngx_http_limit_req_module): one file to include in the http {} block,
+// with a server that limits and proxies to the protected service.
+//
+// nginx's limit_req is GCRA in milli-requests and milliseconds: per key it
+// keeps an excess e (requests over the rate, ≥ 0) and for each request
+// computes e' = max(0, e − rate·Δt + 1); the request passes when e' ≤ burst
+// and then stores e', and a rejected request stores nothing. A token bucket
+// or GCRA of rate r and burst b is therefore exactly rate=r burst=b−1
+// nodelay; without nodelay the same meter is the leaky bucket's queue,
+// delaying a request by e'/r. Rates are whole requests per second or per
+// minute only (see [RateFor]); windows become buckets of the same long-run
+// rate and burst (approximate); endpoint costs cannot be expressed.
+//
+// Endpoints: a plain path gets an exact location (location = /v1/orders),
+// a template a regular expression location with one segment per {name}
+// (location ~ "^/v1/orders/[^/]+$"); nginx prefers an exact location, then
+// the first regular expression in the file, which is the policy's order.
+//
+// How the file selects limits: maps turn the tier header into a tier and
+// each limit into a key variable that is empty when the limit does not
+// apply (nginx does not count a request whose key is empty), so exactly one
+// of the default and tier limits counts each request, and an endpoint limit
+// counts only its method. The limit_req lines sit in the server block and
+// are repeated in each endpoint's location, because a level that has any
+// limit_req does not inherit its parent's.
+package nginx
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Target is the nginx limit_req export.
+var Target = export.Target{Name: "nginx", Title: "nginx limit_req", Group: export.Gateways, Render: Render}
+
+// Zone sizes: about 16 000 keys per megabyte on 64-bit (nginx's docs); the
+// global limit has one key, and 1m stays above nginx's minimum of 8
+// pages on any page size up to 128 KiB.
+const (
+	clientZone = "10m"
+	globalZone = "1m"
+)
+
+// placed is one limit with everything the file says about it.
+type placed struct {
+	export.Limit
+	zone  string // zone name, also the key variable's suffix
+	key   string // the limit_req_zone key: a variable, or "global"
+	param Param
+	why   string // the limit's full Why (replicas, rate, burst)
+}
+
+// Render renders p as an nginx configuration to include in http {}.
+func Render(p policy.Policy, o export.Options) (export.Export, error) {
+	o = o.WithDefaults()
+	ex := export.Export{
+		Target:    "nginx",
+		Filename:  "ratelab-" + export.Ident(p.Metadata.Name) + ".conf",
+		MediaType: "text/plain; charset=utf-8",
+	}
+	var lims []placed
+	tierSeen := map[string]bool{}
+	for _, l := range export.Limits(p) {
+		if l.Scope == export.ScopeTier {
+			k := strings.ToLower(l.Tier)
+			switch {
+			case hasControl(l.Tier):
+				ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
+					Why: "the tier's name has a control character, which no header value can carry"})
+				continue
+			case tierSeen[k]:
+				ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
+					Why: fmt.Sprintf("nginx's map compares header values ignoring case, and another tier is also called %q that way", l.Tier)})
+				continue
+			}
+			tierSeen[k] = true
+		}
+		if l.Scope == export.ScopeEndpoint && hasControl(l.Match.Path) {
+			ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
+				Why: "the endpoint's path has a control character, which no request line can carry"})
+			continue
+		}
+		if l.Scope == export.ScopeEndpoint {
+			if _, ok := location(l.Match.Path); !ok {
+				ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
+					Why: "the endpoint's path does not decode to a path nginx can match"})
+				continue
+			}
+		}
+		name := l.Name
+		spec, replicaWhy := export.PerInstance(p, l.Spec)
+		pl := placed{Limit: l, zone: "ratelab_" + name, param: ParamFor(spec)}
+		pl.why = join([]string{replicaWhy, pl.param.Why})
+		fid := pl.param.Fidelity
+		if replicaWhy != "" {
+			fid = export.Worst(fid, export.Approximate)
+		}
+		switch l.Scope {
+		case export.ScopeGlobal:
+			pl.key = `"global"`
+		default:
+			pl.key = "$ratelab_key_" + name
+		}
+		lims = append(lims, pl)
+		ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "zone=" + pl.zone + " " + pl.param.To(), Fidelity: fid, Why: pl.why})
+	}
+
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# nginx limit_req configuration for the rate-limit policy %s,\n", comment(p.Metadata.Name))
+	w("# generated by ratelab. Include it inside the http {} block; check with nginx -t.\n")
+	w("# Tier from %s, API key from %s, account from %s (set by the authentication\n", o.TierHeader, o.APIKeyHeader, o.AccountHeader)
+	w("# layer); a request with no tier, or one this policy does not know, gets the default limit.\n")
+
+	// Tier selection.
+	hasTiers := slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeTier })
+	if hasTiers || slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeDefault }) {
+		w("\nmap \"t:%s\" $ratelab_tier {\n    default \"\";\n", headerVar(o.TierHeader))
+		for _, l := range lims {
+			if l.Scope == export.ScopeTier {
+				w("    %s %s;\n", quote("t:"+l.Tier), strings.TrimPrefix(l.zone, "ratelab_"))
+			}
+		}
+		w("}\n")
+	}
+
+	// Client keys: the header, or the client's address when it is missing.
+	keys := map[policy.Key]bool{}
+	for _, l := range lims {
+		if l.Scope != export.ScopeGlobal {
+			keys[l.Key] = true
+		}
+	}
+	for _, k := range []policy.Key{policy.KeyAPIKey, policy.KeyAccount} {
+		if !keys[k] {
+			continue
+		}
+		h := headerVar(o.KeyHeader(k))
+		w("\n# %s from %s; a request without it is keyed by its address.\n", k, o.KeyHeader(k))
+		w("map %s $ratelab_client_%s {\n    \"\" \"ip:$binary_remote_addr\";\n    default \"key:%s\";\n}\n", h, k, h)
+	}
+
+	// Which limit counts a request: an empty key is not counted.
+	for _, l := range lims {
+		name := strings.TrimPrefix(l.zone, "ratelab_")
+		client := clientVar(l.Key)
+		switch l.Scope {
+		case export.ScopeDefault:
+			w("\nmap $ratelab_tier $ratelab_key_%s {\n    \"\" %s;\n    default \"\";\n}\n", name, client)
+		case export.ScopeTier:
+			w("\nmap $ratelab_tier $ratelab_key_%s {\n    %s %s;\n    default \"\";\n}\n", name, name, client)
+		case export.ScopeEndpoint:
+			if l.Match.Method == "" {
+				w("\nmap $request_method $ratelab_key_%s {\n    default %s;\n}\n", name, client)
+			} else {
+				w("\nmap $request_method $ratelab_key_%s {\n    %s %s;\n    default \"\";\n}\n", name, quote(strings.ToUpper(l.Match.Method)), client)
+			}
+		}
+	}
+
+	w("\n")
+	for _, l := range lims {
+		size := clientZone
+		if l.Scope == export.ScopeGlobal {
+			size = globalZone
+		}
+		w("# %s: %s -> %s (%s)\n", l.Field, l.Spec, l.param.To(), fidelityOf(ex, l.Field))
+		w("limit_req_zone %s zone=%s:%s rate=%s;\n", l.key, l.zone, size, l.param.Rate)
+	}
+
+	// Response.
+	status := p.Defaults.Response.Status
+	if status == 0 {
+		status = http.StatusTooManyRequests
+	}
+	styles := p.Defaults.Response.Headers
+	if styles == nil {
+		styles = []policy.HeaderStyle{policy.HeadersIETF}
+	}
+	// RateLimit-Policy names the client's own limit, so it needs one.
+	ietf := slices.Contains(styles, policy.HeadersIETF) &&
+		slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeDefault || l.Scope == export.ScopeTier })
+	retry := p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
+	var retryAfter int64 = 1
+	for _, l := range lims {
+		retryAfter = max(retryAfter, l.param.RetryAfter())
+	}
+	if ietf {
+		w("\n# IETF RateLimit-Policy of the client's own limit (quota q per w seconds).\n")
+		w("map $ratelab_tier $ratelab_ratelimit_policy {\n    default \"\";\n")
+		for _, l := range lims {
+			switch l.Scope {
+			case export.ScopeDefault:
+				w("    \"\" '%s';\n", ietfPolicy(strings.TrimPrefix(l.zone, "ratelab_"), l.Spec))
+			case export.ScopeTier:
+				name := strings.TrimPrefix(l.zone, "ratelab_")
+				w("    %s '%s';\n", name, ietfPolicy(name, l.Spec))
+			}
+		}
+		w("}\n")
+	}
+
+	w("\nupstream ratelab_upstream {\n    server %s;\n}\n", o.Upstream)
+	w("\nserver {\n    listen %s;\n", o.Listen)
+	w("    limit_req_status %d;\n    limit_req_log_level warn;\n", status)
+	shadow := p.Defaults.Mode == policy.ModeShadow
+	if shadow {
+		w("    # Shadow mode: count and log (\"limiting requests, dry run\"), never reject or delay.\n")
+		w("    limit_req_dry_run on;\n")
+	}
+	var top []placed
+	for _, l := range lims {
+		if l.Scope != export.ScopeEndpoint {
+			top = append(top, l)
+		}
+	}
+	for _, l := range top {
+		w("    limit_req zone=%s%s;\n", l.zone, l.param.args())
+	}
+	w("    error_page %d = @ratelab_limited;\n", status)
+	if ietf {
+		w("    add_header RateLimit-Policy $ratelab_ratelimit_policy always;\n")
+	}
+	w("\n    location / {\n        proxy_pass http://ratelab_upstream;\n    }\n")
+
+	// Endpoint locations, one per path, in policy order.
+	var paths []string
+	for _, l := range lims {
+		if l.Scope == export.ScopeEndpoint && !slices.Contains(paths, l.Match.Path) {
+			paths = append(paths, l.Match.Path)
+		}
+	}
+	for _, path := range paths {
+		w("\n    # The server's limits are repeated: a location with its own limit_req\n")
+		w("    # does not inherit them.\n")
+		loc, _ := location(path)
+		w("    location %s {\n", loc)
+		for _, l := range lims {
+			if l.Scope == export.ScopeEndpoint && l.Match.Path == path {
+				w("        limit_req zone=%s%s; # %s %s\n", l.zone, l.param.args(), strings.ToUpper(l.Match.Method), l.Field)
+			}
+		}
+		for _, l := range top {
+			w("        limit_req zone=%s%s;\n", l.zone, l.param.args())
+		}
+		w("        proxy_pass http://ratelab_upstream;\n    }\n")
+	}
+
+	w("\n    location @ratelab_limited {\n")
+	if retry {
+		w("        add_header Retry-After %d always;\n", retryAfter)
+	}
+	if ietf {
+		w("        add_header RateLimit-Policy $ratelab_ratelimit_policy always;\n")
+	}
+	w("        default_type application/problem+json;\n")
+	w("        return %d '{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d}';\n", status, http.StatusText(status), status)
+	w("    }\n}\n")
+	ex.Body = b.Bytes()
+
+	// Policy-level mappings.
+	for i, e := range p.Endpoints {
+		if e.Cost > 1 {
+			ex.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].cost", i), From: fmt.Sprintf("cost=%d", e.Cost), To: "(each request counts 1)",
+				Fidelity: export.NotExpressible, Why: "limit_req counts every request as one; nginx has no request weights"})
+		}
+	}
+	if shadow {
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(policy.ModeShadow), To: "limit_req_dry_run on", Fidelity: export.Exact,
+			Why: "nginx counts as when enforcing and logs \"limiting requests, dry run\" at warn, but never rejects or delays"})
+	} else {
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(policy.ModeEnforce), To: "limit_req_dry_run off", Fidelity: export.Exact})
+	}
+	ex.Add(export.Mapping{Field: "defaults.response.status", From: fmt.Sprint(status), To: fmt.Sprintf("limit_req_status %d", status), Fidelity: export.Exact})
+	if retry {
+		ex.Add(export.Mapping{Field: "defaults.response.retry_after", From: "true", To: fmt.Sprintf("add_header Retry-After %d", retryAfter), Fidelity: export.Approximate,
+			Why: fmt.Sprintf("nginx can only send a static value and does not say which zone rejected: %d s is the longest of the limits' 1/rate (rounded up), the time one request's worth of excess takes to drain, so a client that waits it and sends one request passes whichever per-client limit rejected it", retryAfter)})
+	} else {
+		ex.Add(export.Mapping{Field: "defaults.response.retry_after", From: "false", To: "(no Retry-After)", Fidelity: export.Exact})
+	}
+	for _, s := range styles {
+		m := export.Mapping{Field: "defaults.response.headers", From: string(s)}
+		switch s {
+		case policy.HeadersIETF:
+			if !ietf {
+				m.To, m.Fidelity = "(left out)", export.NotExpressible
+				m.Why = "the policy has no per-client limit for RateLimit-Policy to name"
+				break
+			}
+			m.To, m.Fidelity = "add_header RateLimit-Policy (per tier, static)", export.Approximate
+			m.Why = "RateLimit-Policy names the client's own limit as q requests per w seconds (a bucket as burst per burst/rate); the RateLimit field with the remaining quota needs per-request state nginx does not expose"
+		default:
+			m.To, m.Fidelity = "(left out)", export.NotExpressible
+			m.Why = "these headers carry the remaining quota and reset time, which limit_req does not expose to add_header"
+		}
+		ex.Add(m)
+	}
+	replicas := max(1, p.Service.Replicas)
+	enf := p.Service.Enforcement
+	if enf == "" {
+		enf = "shared"
+	}
+	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, replicas=%d", enf, replicas), Fidelity: export.Exact}
+	switch {
+	case replicas > 1 && enf != "local":
+		em.To, em.Fidelity = fmt.Sprintf("each of %d nginx instances enforces 1/%d of every limit", replicas, replicas), export.Approximate
+		em.Why = "nginx keeps its counters in each instance's shared memory (zone sync is NGINX Plus only), so the shared limit is divided over the replicas: exact only when the balancer spreads each client evenly"
+	case replicas > 1:
+		em.To = "each nginx instance enforces the whole limit"
+		em.Why = "the policy enforces locally, and nginx counts per instance"
+	default:
+		em.To = "one nginx instance enforces the whole limit"
+	}
+	ex.Add(em)
+
+	ex.Notes = []string{
+		fmt.Sprintf("Include %s inside the http {} block (on Debian: /etc/nginx/conf.d/), then run nginx -t and nginx -s reload. It defines its own server on %s proxying to %s; one ratelab policy per http block, since zone and variable names are fixed.", ex.Filename, o.Listen, o.Upstream),
+		fmt.Sprintf("The tier comes from %s, which the authentication layer must set (and strip from clients); clients are keyed by %s or %s, or by their address when the header is missing. Behind another proxy, set real_ip so $binary_remote_addr is the client's.", o.TierHeader, o.APIKeyHeader, o.AccountHeader),
+		"Each zone holds about 16 000 keys per megabyte; when a zone is full nginx evicts the least recently used keys, and a request it still cannot place gets the limit status (fails closed).",
+		"Rejections and delays are logged at warn (\"limiting requests\"); $limit_req_status (PASSED, DELAYED, REJECTED, REJECTED_DRY_RUN…) can be added to the access log.",
+	}
+	return ex, nil
+}
+
+// fidelityOf is the fidelity of the mapping for field, for the comments.
+func fidelityOf(ex export.Export, field string) export.Fidelity {
+	for _, m := range ex.Mappings {
+		if m.Field == field {
+			return m.Fidelity
+		}
+	}
+	return ""
+}
+
+// clientVar is the variable that identifies a client for key k.
+func clientVar(k policy.Key) string {
+	switch k {
+	case policy.KeyIP:
+		return "$binary_remote_addr"
+	case policy.KeyGlobal:
+		return `"global"`
+	}
+	return "$ratelab_client_" + string(k)
+}
+
+// headerVar is nginx's variable for request header h: $http_x_api_key.
+func headerVar(h string) string {
+	return "$http_" + strings.ReplaceAll(strings.ToLower(h), "-", "_")
+}
+
+// ietfPolicy is one RateLimit-Policy item for a limit: the limit as a
+// window, quota q per w whole seconds (at least 1).
+func ietfPolicy(name string, s algorithms.Spec) string {
+	q, win, _ := export.Window(s)
+	wsec := int64(win + 0.5)
+	return fmt.Sprintf("%q;q=%d;w=%d", name, q, max(1, wsec))
+}
+
+// location is the match of an endpoint's location block: "= path" for a
+// plain path, "~ regex" for a template, each {name} one segment. nginx
+// matches locations against the decoded URI, so %XX escapes are decoded;
+// ok is false when they decode to something no URI holds.
+func location(path string) (string, bool) {
+	if !export.IsTemplate(path) {
+		dec, err := url.PathUnescape(path)
+		if err != nil || hasControl(dec) {
+			return "", false
+		}
+		return "= " + quote(dec), true
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	for rest := path; ; {
+		i := strings.IndexByte(rest, '{')
+		lit := rest
+		if i >= 0 {
+			lit = rest[:i]
+		}
+		dec, err := url.PathUnescape(lit)
+		if err != nil || hasControl(dec) {
+			return "", false
+		}
+		b.WriteString(regexp.QuoteMeta(dec))
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString("[^/]+")
+		rest = rest[i+j+1:]
+	}
+	b.WriteString("$")
+	return "~ " + quote(b.String()), true
+}
+
+// quote is s as an nginx double-quoted string.
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// comment is s quoted for a comment line: no line breaks.
+func comment(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, fmt.Sprintf("%q", s))
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
