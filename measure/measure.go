@@ -80,6 +80,10 @@ type Options struct {
 	// Progress, if not nil, is called by Measure every 65536 lines with the
 	// lines and bytes read so far.
 	Progress func(lines, bytes int64)
+	// Each, if not nil, is called by Measure with every good record after
+	// it is measured, so one pass over a log can feed something else too
+	// (the shadow replay). The record is valid only during the call.
+	Each func(*accesslog.Record)
 }
 
 // DefaultWindows are the windows measured when Options.Windows is nil.
@@ -447,6 +451,9 @@ func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Option
 	next := int64(1 << 16)
 	for rd.Scan() {
 		m.Add(rd.Record())
+		if opts.Each != nil {
+			opts.Each(rd.Record())
+		}
 		if rd.Lines() >= next {
 			next = rd.Lines() + 1<<16
 			if err := ctx.Err(); err != nil {

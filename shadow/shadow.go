@@ -10,8 +10,9 @@
 // matches or the endpoint sets none). The first limit that rejects it is
 // the one blamed; later limits do not see it, and earlier ones have
 // counted it (as nginx's limit_req zones do). Per-client limits are keyed
-// by the request's key, the global limit by nothing. Time is the log's:
-// the first request is at 0.
+// by the request's key, the global limit by nothing; a request without a
+// key passes only the global limit (a gateway cannot tell whose it is).
+// Time is the log's: the first request is at 0.
 //
 // Logs with whole-second timestamps (nginx's and Apache's combined format)
 // do not say when inside a second a request came, and replaying a busy
@@ -72,6 +73,9 @@ type Options struct {
 	// got in seconds, to the millisecond ("never" for a request whose
 	// cost exceeds the limit's capacity).
 	Rejections io.Writer
+	// Tiers maps a client's key to its tier, for logs that do not say;
+	// a request's own Tier wins.
+	Tiers map[string]string
 }
 
 // Report is what the policy would have done to the log.
@@ -153,6 +157,7 @@ type replayer struct {
 	csv      *csv.Writer
 	rep      Report
 	n        int64
+	second   []Request // requests of the current whole second, held
 }
 
 type endpointCost struct {
@@ -166,36 +171,12 @@ type endpointCost struct {
 const reclaimEvery = 1 << 16
 
 // Replay replays every request next yields (until it returns false)
-// through p and reports the would-be rejections. Requests should come in
-// log order; see the package comment for time. next is called once per
-// request; an error from next stops the replay and is returned.
+// through p and reports the would-be rejections: New, Add for each
+// request, Report. An error from next stops the replay and is returned.
 func Replay(p policy.Policy, next func() (Request, bool, error), o Options) (Report, error) {
-	r := &replayer{o: o, tiers: map[string]int{}, def: -1, clients: map[string]*client{}}
-	if r.o.Bins <= 0 {
-		r.o.Bins = 120
-	}
-	if r.o.Top <= 0 {
-		r.o.Top = 10
-	}
-	if err := r.build(p); err != nil {
+	r, err := New(p, o)
+	if err != nil {
 		return Report{}, err
-	}
-	if o.Rejections != nil {
-		r.csv = csv.NewWriter(o.Rejections)
-		if err := r.csv.Write([]string{"time", "key", "tier", "method", "path", "limit", "limit_name", "retry_after_s"}); err != nil {
-			return Report{}, err
-		}
-	}
-
-	// Requests sharing a whole-second timestamp are held until the second
-	// is complete, then spread over it.
-	var second []Request
-	flush := func() {
-		for i, q := range second {
-			at := q.At.Add(time.Duration(int64(i) * int64(time.Second) / int64(len(second))))
-			r.decide(q, at)
-		}
-		second = second[:0]
 	}
 	for {
 		q, ok, err := next()
@@ -205,16 +186,59 @@ func Replay(p policy.Policy, next func() (Request, bool, error), o Options) (Rep
 		if !ok {
 			break
 		}
-		if len(second) > 0 && !q.At.Equal(second[0].At) {
-			flush()
-		}
-		if q.At.Nanosecond() == 0 {
-			second = append(second, q)
-			continue
-		}
-		r.decide(q, q.At)
+		r.Add(q)
 	}
-	flush()
+	return r.Report()
+}
+
+// Replayer replays requests pushed one at a time, for callers that read
+// the log themselves (and measure it in the same pass).
+type Replayer struct{ r *replayer }
+
+// New starts a replay of p.
+func New(p policy.Policy, o Options) (*Replayer, error) {
+	r := &replayer{o: o, tiers: map[string]int{}, def: -1, clients: map[string]*client{}}
+	if r.o.Bins <= 0 {
+		r.o.Bins = 120
+	}
+	if r.o.Top <= 0 {
+		r.o.Top = 10
+	}
+	if err := r.build(p); err != nil {
+		return nil, err
+	}
+	if o.Rejections != nil {
+		r.csv = csv.NewWriter(o.Rejections)
+		if err := r.csv.Write([]string{"time", "key", "tier", "method", "path", "limit", "limit_name", "retry_after_s"}); err != nil {
+			return nil, err
+		}
+	}
+	return &Replayer{r}, nil
+}
+
+// Add replays one request. Requests should come in log order; see the
+// package comment for time.
+func (x *Replayer) Add(q Request) {
+	r := x.r
+	if q.Tier == "" && r.o.Tiers != nil {
+		q.Tier = r.o.Tiers[q.Key]
+	}
+	// Requests sharing a whole-second timestamp are held until the second
+	// is complete, then spread over it.
+	if len(r.second) > 0 && !q.At.Equal(r.second[0].At) {
+		r.flush()
+	}
+	if q.At.Nanosecond() == 0 {
+		r.second = append(r.second, q)
+		return
+	}
+	r.decide(q, q.At)
+}
+
+// Report ends the replay and reports; the CSV of rejections is flushed.
+func (x *Replayer) Report() (Report, error) {
+	r := x.r
+	r.flush()
 	if r.csv != nil {
 		r.csv.Flush()
 		if err := r.csv.Error(); err != nil {
@@ -222,6 +246,15 @@ func Replay(p policy.Policy, next func() (Request, bool, error), o Options) (Rep
 		}
 	}
 	return r.finish(), nil
+}
+
+// flush replays the held second, spread over it.
+func (r *replayer) flush() {
+	for i, q := range r.second {
+		at := q.At.Add(time.Duration(int64(i) * int64(time.Second) / int64(len(r.second))))
+		r.decide(q, at)
+	}
+	r.second = r.second[:0]
 }
 
 // build turns p's limits into checks.
@@ -330,8 +363,9 @@ func (r *replayer) decide(q Request, at time.Time) {
 		}
 		return true
 	}
-	ok := first < 0 || try(first, q.Key)
-	if ok {
+	keyless := q.Key == ""
+	ok := keyless || first < 0 || try(first, q.Key)
+	if ok && !keyless {
 		for i := range r.checks {
 			ch := &r.checks[i]
 			if ch.scope == export.ScopeEndpoint && ch.method == m && ch.path.MatchString(q.Path) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/policy"
 )
@@ -220,5 +221,44 @@ func TestNextError(t *testing.T) {
 	_, err := Replay(p, func() (Request, bool, error) { return Request{}, false, fmt.Errorf("disk on fire") }, Options{})
 	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("err = %v, want the reader's error", err)
+	}
+}
+
+// TestKeylessOnlyGlobal: a request without a key is not a client: only
+// the global limit sees it.
+func TestKeylessOnlyGlobal(t *testing.T) {
+	p := policy.Policy{Defaults: policy.Defaults{Limit: tb(0.001, 1)}, Global: policy.Global{Limit: tb(0.001, 3)}}
+	var rs []Request
+	for i := range 4 {
+		rs = append(rs, Request{At: at(0.1 + 0.01*float64(i)), Method: "GET", Path: "/"})
+	}
+	rep := replay(t, p, rs, Options{})
+	// The default limit (burst 1) never sees them; the global burst of 3
+	// admits three and rejects the fourth.
+	if rep.Limits[0].Checked != 0 || rep.Limits[1].Checked != 4 || rep.Rejected != 1 {
+		t.Errorf("default checked %d, global checked %d, rejected %d; want 0, 4, 1", rep.Limits[0].Checked, rep.Limits[1].Checked, rep.Rejected)
+	}
+}
+
+// TestTiersOption: keys mapped to a tier get its limit.
+func TestTiersOption(t *testing.T) {
+	p := policy.Policy{Defaults: policy.Defaults{Limit: tb(0.001, 1)}, Tiers: []policy.Tier{{Name: "paid", Limit: tb(0.001, 5)}}}
+	var rs []Request
+	for i := range 5 {
+		rs = append(rs, Request{At: at(0.1 + 0.01*float64(i)), Key: "k"})
+	}
+	if rep := replay(t, p, rs, Options{}); rep.Rejected != 4 {
+		t.Errorf("default tier: rejected %d, want 4", rep.Rejected)
+	}
+	if rep := replay(t, p, rs, Options{Tiers: map[string]string{"k": "paid"}}); rep.Rejected != 0 {
+		t.Errorf("paid via Options.Tiers: rejected %d, want 0", rep.Rejected)
+	}
+}
+
+func TestFromRecord(t *testing.T) {
+	rec := &accesslog.Record{UnixNano: 1_700_000_000_500_000_000, Key: []byte("-"), Method: []byte("GET"), Path: []byte("/v1/a?x=1")}
+	q := FromRecord(rec)
+	if q.Key != "" || q.Path != "/v1/a" || q.Method != "GET" || !q.At.Equal(time.Unix(1_700_000_000, 500_000_000)) {
+		t.Errorf("FromRecord = %+v", q)
 	}
 }
