@@ -6,6 +6,7 @@
 //	ratelab-measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>]
 //	                [-window 1s,1m] [-json] [file|-]
 //	ratelab-measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]
+//	ratelab-measure -policy policy.yaml [-tiers keys.csv] [-rejections out.csv] [log options] [file|-]
 //
 // With no file, or "-", it reads standard input. The report ends with the
 // calculator's values and the designer's query string for them ("one click
@@ -23,12 +24,19 @@
 // -sql prints the same measurement as a query for a warehouse table instead
 // of reading a log.
 //
+// -policy replays the log through a policy file in the same pass (package
+// shadow): the shadow-mode report of who would have been rejected, by
+// which limit, how often and when; -rejections writes every would-be
+// rejection as CSV. A log does not say a client's tier: -tiers maps keys
+// to tiers, and unmapped keys get the default limit.
+//
 // The exit status is 0 on success, 1 when the log cannot be read or has no
 // parseable line, 2 for bad usage.
 package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,6 +51,8 @@ import (
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/measure"
+	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/shadow"
 )
 
 // Exit statuses.
@@ -72,6 +82,8 @@ type report struct {
 	Calculator       *calc.Input `json:"calculator,omitempty"`
 	Query            string      `json:"query,omitempty"`
 	CalculatorError  string      `json:"calculator_error,omitempty"`
+	// Shadow is the replay through -policy.
+	Shadow *shadow.Report `json:"shadow,omitempty"`
 }
 
 // run is the command with its arguments (without the program name) and
@@ -99,6 +111,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	timeCol := fs.String("time-column", "", "-sql: time column")
 	keyCol := fs.String("key-column", "", "-sql: client key column")
 	epoch := fs.Bool("epoch", false, "-sql: the time column holds Unix seconds")
+	policyFile := fs.String("policy", "", "replay the log through this policy file: the shadow-mode report")
+	tiersFile := fs.String("tiers", "", "-policy: a CSV of key,tier for logs that do not say a client's tier")
+	rejections := fs.String("rejections", "", "-policy: write every would-be rejection to this CSV file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ratelab-measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>] [-window 1s,1m] [-json] [file|-]")
 		fmt.Fprintln(stderr, "       ratelab-measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]")
@@ -163,6 +178,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usage("%v", err)
 	}
+	if *policyFile == "" && (*tiersFile != "" || *rejections != "") {
+		return usage("-tiers and -rejections need -policy")
+	}
+	var replay *shadow.Replayer
+	var rejectionsOut *os.File
+	if *policyFile != "" {
+		p, err := readPolicy(*policyFile)
+		if err != nil {
+			return usage("-policy %s: %v", *policyFile, err)
+		}
+		so := shadow.Options{Top: *top}
+		if *tiersFile != "" {
+			if so.Tiers, err = readTiers(*tiersFile); err != nil {
+				return usage("-tiers %s: %v", *tiersFile, err)
+			}
+		}
+		if *rejections != "" {
+			if rejectionsOut, err = os.Create(*rejections); err != nil {
+				return usage("-rejections: %v", err)
+			}
+			defer rejectionsOut.Close()
+			so.Rejections = rejectionsOut
+		}
+		if replay, err = shadow.New(p, so); err != nil {
+			return usage("-policy %s: %v", *policyFile, err)
+		}
+		opts.Each = func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }
+	}
 	files := fs.Args()
 	if len(files) > 1 {
 		return usage("one log at a time, got %d", len(files))
@@ -200,9 +243,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "ratelab-measure: %s: %v\n", name, err)
 		return exitLog
 	}
+	rep := report{Result: res}
+	if replay != nil {
+		sr, err := replay.Report()
+		if err == nil && rejectionsOut != nil {
+			err = rejectionsOut.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ratelab-measure: -rejections: %v\n", err)
+			return exitLog
+		}
+		rep.Shadow = &sr
+	}
 	elapsed := now().Sub(start)
 
-	rep := report{Result: res}
 	if cw != 0 {
 		rep.CalculatorWindow = window(cw)
 		if ci, err := res.Input(cw); err != nil {
@@ -223,6 +277,42 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	printReport(stdout, rep, elapsed)
 	return exitOK
+}
+
+// readPolicy decodes a policy file.
+func readPolicy(name string) (policy.Policy, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	defer f.Close()
+	return policy.Decode(f)
+}
+
+// readTiers reads a CSV of key,tier rows (a header row "key,tier" is
+// skipped).
+func readTiers(name string) (map[string]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = 2
+	tiers := map[string]string{}
+	for i := 1; ; i++ {
+		row, err := r.Read()
+		if err == io.EOF {
+			return tiers, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i == 1 && row[0] == "key" && row[1] == "tier" {
+			continue
+		}
+		tiers[row[0]] = row[1]
+	}
 }
 
 // parseWindows parses "1s,1m,10s".
@@ -340,6 +430,52 @@ func printReport(w io.Writer, rep report, elapsed time.Duration) {
 		fmt.Fprintf(w, "calculator: %s\n", rep.CalculatorError)
 	default:
 		fmt.Fprintln(w, "calculator: measure a 1s or 1m window to fill it")
+	}
+	if rep.Shadow != nil {
+		printShadow(w, rep.Shadow)
+	}
+}
+
+// printShadow prints the shadow-mode report: what the policy would have
+// rejected, by limit, the top offenders and the busiest bins.
+func printShadow(w io.Writer, s *shadow.Report) {
+	share := 0.0
+	if s.Requests > 0 {
+		share = 100 * float64(s.Rejected) / float64(s.Requests)
+	}
+	fmt.Fprintf(w, "\nshadow replay: %d of %d requests (%.2f %%) would have been rejected, %d of %d clients\n",
+		s.Rejected, s.Requests, share, s.ClientsRejected, s.Clients)
+	if s.Reordered > 0 {
+		fmt.Fprintf(w, "  %d requests were logged out of order and replayed at the latest time seen\n", s.Reordered)
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  limit\tspec\tchecked\twould reject")
+	for _, l := range s.Limits {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\n", l.Field, l.Spec, l.Checked, l.Rejected)
+	}
+	tw.Flush()
+	if len(s.Top) > 0 {
+		fmt.Fprintln(w, "  top offenders:")
+		tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "    key\ttier\trequests\twould reject\tfirst")
+		for _, o := range s.Top {
+			tier := o.Tier
+			if tier == "" {
+				tier = "-"
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%d\t%d\t%s\n", o.Key, tier, o.Requests, o.Rejected, o.FirstRejected.Format(time.RFC3339))
+		}
+		tw.Flush()
+	}
+	var worst shadow.Bin
+	for _, b := range s.Series {
+		if b.Rejected > worst.Rejected {
+			worst = b
+		}
+	}
+	if worst.Rejected > 0 {
+		fmt.Fprintf(w, "  worst %s: from %s, %d of %d requests would have been rejected\n",
+			s.Bin, worst.Start.Format(time.RFC3339), worst.Rejected, worst.Requests)
 	}
 }
 
