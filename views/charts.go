@@ -359,3 +359,35 @@ func RetryStormChart(still, jittered algorithms.Result, caption string) Chart {
 	}
 	return l.chart(ChartRetryStorm, "Retry storm, with and without jitter", caption)
 }
+
+// ChartShadow is the shadow-mode report's chart.
+const ChartShadow = "chart-shadow"
+
+// Shadow series names.
+const (
+	SeriesLogged   = "logged requests"
+	SeriesRejected = "would be rejected"
+)
+
+// ShadowChart draws a replayed log over time: requests per bin as logged
+// and those the policy would have rejected, each bin plotted at its start
+// in seconds since the first request. requests and rejected hold one count
+// per bin.
+func ShadowChart(bin time.Duration, requests, rejected []int64, caption string) Chart {
+	n := len(requests)
+	x := make([]float64, n)
+	req := make([]float64, n)
+	rej := make([]float64, n)
+	for i := range n {
+		x[i] = float64(i) * bin.Seconds()
+		req[i] = float64(requests[i])
+		if i < len(rejected) {
+			rej[i] = float64(rejected[i])
+		}
+	}
+	l := lines{xName: "time (s)", yName: binLabel(bin), x: x, series: []line{
+		{name: SeriesLogged, y: req, dashed: true},
+		{name: SeriesRejected, y: rej, width: 2.5},
+	}}
+	return l.chart(ChartShadow, "Would-be rejections over time", caption)
+}

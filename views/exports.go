@@ -1,6 +1,9 @@
 package views
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // ExportsView is the exports page: every export target for one design,
 // with the options the gateways need.
@@ -51,6 +54,13 @@ type ExportMapping struct {
 func exportsURL(policyURL string) string {
 	_, q, _ := strings.Cut(policyURL, "?")
 	return "/exports?" + q
+}
+
+// measureURL is the measure page for the design whose policy download is
+// policyURL, carrying the design.
+func measureURL(policyURL string) string {
+	_, q, _ := strings.Cut(policyURL, "?")
+	return "/measure?design=" + url.QueryEscape(q)
 }
 
 // fidelityLabel is how the page words a fidelity.

@@ -73,6 +73,10 @@ type config struct {
 	// apiBodyLimit caps request bodies under /api/, in bytes; 0 means
 	// defaultAPIBodyLimit.
 	apiBodyLimit int64
+	// logLimit caps an uploaded access log, in bytes, and logTimeout the
+	// time to upload and measure it; 0 means the defaults.
+	logLimit   int64
+	logTimeout time.Duration
 	// readTimeout, writeTimeout and idleTimeout bound each connection (see
 	// http.Server); 0 means the defaults above. Only run uses them.
 	readTimeout, writeTimeout, idleTimeout time.Duration

@@ -19,6 +19,8 @@ type serverFlags struct {
 	apiBurst       *int64
 	apiAlgorithm   *string
 	apiBodyLimit   *int64
+	logLimit       *int64
+	logTimeout     *time.Duration
 	trustedProxies *string
 	readTimeout    *time.Duration
 	writeTimeout   *time.Duration
@@ -36,6 +38,10 @@ func addServerFlags(fs *flag.FlagSet) serverFlags {
 			"`algorithm` of the API's rate limit: token_bucket or gcra (they admit the same requests)"),
 		apiBodyLimit: fs.Int64("api-body-limit", defaultAPIBodyLimit,
 			"largest request body under /api/, in `bytes`"),
+		logLimit: fs.Int64("log-limit", defaultLogLimit,
+			"largest access log the measure page accepts, in `bytes`"),
+		logTimeout: fs.Duration("log-timeout", defaultLogTimeout,
+			"longest `duration` to upload and measure one access log"),
 		trustedProxies: fs.String("trusted-proxies", "",
 			"comma-separated `addresses or CIDR prefixes` of reverse proxies whose X-Forwarded-For names the client; "+
 				"empty trusts no header and takes the connection's address"),
@@ -55,6 +61,10 @@ func (f serverFlags) apply(cfg *config) error {
 		return fmt.Errorf("-api-rate: %g; want 0 (off) or more", *f.apiRate)
 	case *f.apiBodyLimit < 1:
 		return fmt.Errorf("-api-body-limit: %d; want at least 1 byte", *f.apiBodyLimit)
+	case *f.logLimit < 1:
+		return fmt.Errorf("-log-limit: %d; want at least 1 byte", *f.logLimit)
+	case *f.logTimeout <= 0:
+		return fmt.Errorf("-log-timeout: %s; want more than 0", *f.logTimeout)
 	case *f.readTimeout <= 0:
 		return fmt.Errorf("-read-timeout: %s; want more than 0", *f.readTimeout)
 	case *f.writeTimeout <= 0:
@@ -78,6 +88,7 @@ func (f serverFlags) apply(cfg *config) error {
 	}
 	cfg.trustedProxies = proxies
 	cfg.apiBodyLimit = *f.apiBodyLimit
+	cfg.logLimit, cfg.logTimeout = *f.logLimit, *f.logTimeout
 	cfg.readTimeout, cfg.writeTimeout, cfg.idleTimeout = *f.readTimeout, *f.writeTimeout, *f.idleTimeout
 	return nil
 }

@@ -91,6 +91,10 @@
   document.addEventListener("htmx:historyRestore", function () {
     draw(document);
   });
+  // upload.js swaps in a page part with charts after an upload.
+  document.addEventListener("ratelab:swapped", function () {
+    draw(document);
+  });
 
   var pending = 0;
   window.addEventListener("resize", function () {

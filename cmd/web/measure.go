@@ -1,0 +1,424 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/measure"
+	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/shadow"
+	"github.com/ratelab/ratelab/views"
+)
+
+// Paths of "measure first": the page (GET) and the upload (POST), and the
+// upload that answers with the would-be rejections as CSV.
+const (
+	measurePath    = "/measure"
+	rejectionsPath = "/measure/rejections.csv"
+)
+
+// Access log uploads: the largest log and the longest upload plus
+// measurement by default (flags -log-limit, -log-timeout), and the
+// largest form field sent before the log.
+const (
+	defaultLogLimit   = 1 << 30
+	defaultLogTimeout = 10 * time.Minute
+	maxFormField      = 64 << 10
+)
+
+// isLogUpload reports whether a request uploads an access log; such a
+// body may be far larger than a page's, and the handler caps it itself.
+func isLogUpload(req *http.Request) bool {
+	return req.Method == http.MethodPost && (req.URL.Path == measurePath || req.URL.Path == rejectionsPath)
+}
+
+// handleMeasurePage answers GET /measure?design=<design query>: the upload
+// form for that design, and the warehouse SQL when sql.* names a table.
+func handleMeasurePage(c echo.Context) error {
+	q := c.QueryParams()
+	v := measureView(q.Get("design"))
+	v.SQL = sqlView(q)
+	return render(c, http.StatusOK, views.MeasurePage(v))
+}
+
+// measureView is the page for a design with the form's defaults.
+func measureView(design string) views.MeasureView {
+	return views.MeasureView{
+		Design: design, DesignURL: "/?" + design,
+		Form: views.MeasureForm{Format: "combined", Key: "ip", Extra: "1", Comma: ",", Messages: map[string]string{}},
+	}
+}
+
+// sqlView builds the warehouse query from sql.dialect, sql.table,
+// sql.time, sql.key and sql.epoch; nothing when no table is named.
+func sqlView(q url.Values) views.SQLView {
+	s := views.SQLView{Dialect: q.Get("sql.dialect"), Table: q.Get("sql.table"), TimeColumn: q.Get("sql.time"),
+		KeyColumn: q.Get("sql.key"), Epoch: q.Get("sql.epoch") != ""}
+	if s.Table == "" && s.TimeColumn == "" && s.KeyColumn == "" {
+		return s
+	}
+	t := measure.Table{Name: s.Table, Time: s.TimeColumn, Key: s.KeyColumn, TimeIsEpoch: s.Epoch}
+	var err error
+	switch s.Dialect {
+	case "", "postgres":
+		s.Text, err = measure.PostgreSQL(t, nil)
+	case "clickhouse":
+		s.Text, err = measure.ClickHouse(t, nil)
+	default:
+		err = fmt.Errorf("sql.dialect: %q is not a database; want postgres or clickhouse", s.Dialect)
+	}
+	if err != nil {
+		s.Text, s.Error = "", err.Error()
+	}
+	return s
+}
+
+// logUpload is an upload's form, read from the parts before the log.
+type logUpload struct {
+	form   views.MeasureForm
+	design string
+	cfg    accesslog.Config
+	tiers  map[string]string
+}
+
+// readUpload reads the multipart body up to the log part and returns the
+// form and the log's reader. A field problem is recorded in
+// form.Messages; err is for a body that is not a form with a log.
+func readUpload(c echo.Context, limit int64) (*logUpload, io.Reader, error) {
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+	mr, err := req.MultipartReader()
+	if err != nil {
+		return nil, nil, echo.NewHTTPError(http.StatusBadRequest, "send the form as multipart/form-data with the log in the field \"log\"")
+	}
+	vals := url.Values{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "log: no log file was sent; choose one in the form")
+		}
+		if err != nil {
+			return nil, nil, uploadError(err)
+		}
+		if part.FormName() == "log" {
+			u := parseUploadForm(vals)
+			return u, part, nil
+		}
+		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		if err != nil {
+			return nil, nil, uploadError(err)
+		}
+		if len(b) > maxFormField {
+			return nil, nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("%s: the field is longer than %d bytes", part.FormName(), maxFormField))
+		}
+		vals.Add(part.FormName(), string(b))
+	}
+}
+
+// uploadError names a body over the limit; other read errors are a 400.
+func uploadError(err error) error {
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("the log is larger than %d bytes, the most this server reads (flag -log-limit)", mbe.Limit))
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, "cannot read the upload: "+err.Error())
+}
+
+// parseUploadForm reads the form fields into a reader configuration,
+// recording each bad field's problem beside it.
+func parseUploadForm(vals url.Values) *logUpload {
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(vals.Get(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	u := &logUpload{design: vals.Get("design")}
+	f := views.MeasureForm{
+		Format: get("format", "combined"), Key: get("key", "ip"), Extra: get("extra", "1"),
+		TimeField: get("time_field", ""), IPField: get("ip_field", ""), MethodField: get("method_field", ""),
+		PathField: get("path_field", ""), Request: get("request_field", ""), Comma: get("comma", ","),
+		Tiers: vals.Get("tiers"), Messages: map[string]string{},
+	}
+	cfg := accesslog.Config{Fields: accesslog.Fields{Time: f.TimeField, IP: f.IPField, Method: f.MethodField, Path: f.PathField, Request: f.Request}}
+	if !slices.Contains(views.Formats, f.Format) {
+		f.Messages["format"] = fmt.Sprintf("format: %q is not a log format; want combined, json or csv", f.Format)
+	}
+	cfg.Format = accesslog.Format(f.Format)
+	key, err := accesslog.ParseKey(f.Key)
+	if err != nil {
+		f.Messages["key"] = "key: " + err.Error()
+	}
+	cfg.Key = key
+	if n, err := strconv.Atoi(f.Extra); err != nil || n < 1 || n > 16 {
+		f.Messages["extra"] = fmt.Sprintf("extra: %q is out of range; want a whole number from 1 to 16", f.Extra)
+	} else {
+		cfg.Extra = n
+	}
+	comma := f.Comma
+	if comma == `\t` {
+		comma = "\t"
+	}
+	if len(comma) != 1 {
+		f.Messages["comma"] = fmt.Sprintf("comma: %q is not one character; want , or ; or \\t", f.Comma)
+	} else {
+		cfg.Comma = comma[0]
+	}
+	if len(f.Messages) == 0 {
+		if _, err := accesslog.NewReader(strings.NewReader(""), cfg); err != nil {
+			f.Messages["format"] = err.Error()
+		}
+	}
+	tiers, err := parseTiers(f.Tiers)
+	if err != nil {
+		f.Messages["tiers"] = "tiers: " + err.Error()
+	}
+	u.form, u.cfg, u.tiers = f, cfg, tiers
+	return u
+}
+
+// parseTiers reads "key,tier" lines; blank lines and a "key,tier" header
+// are skipped.
+func parseTiers(text string) (map[string]string, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	r := csv.NewReader(strings.NewReader(text))
+	r.FieldsPerRecord = 2
+	r.TrimLeadingSpace = true
+	out := map[string]string{}
+	for {
+		row, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%v; want one \"key,tier\" per line", err)
+		}
+		if row[0] == "key" && row[1] == "tier" {
+			continue
+		}
+		out[row[0]] = row[1]
+	}
+}
+
+// extendDeadlines gives an upload the log timeout instead of the server's
+// read and write timeouts, where the connection allows it.
+func extendDeadlines(c echo.Context, timeout time.Duration) {
+	rc := http.NewResponseController(c.Response().Writer)
+	end := time.Now().Add(timeout)
+	// httptest's recorder supports neither; a real connection does.
+	_ = rc.SetReadDeadline(end)
+	_ = rc.SetWriteDeadline(end)
+}
+
+// handleMeasure answers POST /measure: the log is measured and replayed
+// through the design's policy in one streaming pass, and the page comes
+// back with both. A bad form field is shown beside its field (422); a log
+// with no parseable line says which formats were expected (422).
+func handleMeasure(cfg config) echo.HandlerFunc {
+	limit, timeout := orDefaults(cfg)
+	return func(c echo.Context) error {
+		extendDeadlines(c, timeout)
+		u, log, err := readUpload(c, limit)
+		if err != nil {
+			return err
+		}
+		v := measureView(u.design)
+		v.Form = u.form
+		if len(u.form.Messages) > 0 {
+			v.Error = "Fix the fields marked below."
+			return render(c, http.StatusUnprocessableEntity, views.MeasurePage(v))
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
+		defer cancel()
+
+		d := parseDesignQuery(u.design)
+		var replay *shadow.Replayer
+		shadowErr := ""
+		if probs := exportProblems(d); len(probs) > 0 {
+			shadowErr = "No replay: the design has problems (" + (&invalidRequest{problems: probs}).Error() + "). Fix them in the designer, then measure again."
+		} else if replay, err = shadow.New(policy.FromDesign(d.input), shadow.Options{Tiers: u.tiers}); err != nil {
+			shadowErr = "No replay: " + err.Error()
+		}
+		opts := measure.Options{}
+		if replay != nil {
+			opts.Each = func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }
+		}
+		res, err := measure.Measure(ctx, log, u.cfg, opts)
+		if err != nil {
+			if errors.As(err, new(*http.MaxBytesError)) {
+				return uploadError(err)
+			}
+			v.Error = measureFailure(err)
+			return render(c, http.StatusUnprocessableEntity, views.MeasurePage(v))
+		}
+		v.Result = measureResult(res, u.design, d)
+		if replay != nil {
+			rep, err := replay.Report()
+			if err != nil {
+				return err
+			}
+			v.Result.Shadow = shadowView(rep)
+		} else {
+			v.Result.Shadow = &views.ShadowView{Error: shadowErr}
+		}
+		return render(c, http.StatusOK, views.MeasurePage(v))
+	}
+}
+
+// measureFailure words a log that gave no measurement.
+func measureFailure(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "The log took longer than this server allows to upload and measure (flag -log-timeout); measure it with ratelab-measure instead."
+	case errors.Is(err, accesslog.ErrNoRecords):
+		return err.Error()
+	}
+	return "The log could not be read: " + err.Error()
+}
+
+// handleRejections answers POST /measure/rejections.csv: the same upload,
+// answered with the CSV of every would-be rejection, streamed as the log
+// is read.
+func handleRejections(cfg config) echo.HandlerFunc {
+	limit, timeout := orDefaults(cfg)
+	return func(c echo.Context) error {
+		extendDeadlines(c, timeout)
+		u, log, err := readUpload(c, limit)
+		if err != nil {
+			return err
+		}
+		if len(u.form.Messages) > 0 {
+			var msgs []string
+			for _, k := range slices.Sorted(maps.Keys(u.form.Messages)) {
+				msgs = append(msgs, u.form.Messages[k])
+			}
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, strings.Join(msgs, "; "))
+		}
+		d := parseDesignQuery(u.design)
+		if probs := exportProblems(d); len(probs) > 0 {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
+		}
+		h := c.Response().Header()
+		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+		h.Set(echo.HeaderContentDisposition, `attachment; filename="would-be-rejections.csv"`)
+		w := c.Response()
+		replay, err := shadow.New(policy.FromDesign(d.input), shadow.Options{Tiers: u.tiers, Rejections: w})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
+		defer cancel()
+		_, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }})
+		if err != nil && !w.Committed {
+			h.Del(echo.HeaderContentDisposition)
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, measureFailure(err))
+		}
+		if err != nil {
+			// The CSV is on its way; the client sees it cut short.
+			return nil
+		}
+		_, err = replay.Report()
+		return err
+	}
+}
+
+// orDefaults is cfg's log limit and timeout, the defaults where zero.
+func orDefaults(cfg config) (int64, time.Duration) {
+	limit, timeout := cfg.logLimit, cfg.logTimeout
+	if limit <= 0 {
+		limit = defaultLogLimit
+	}
+	if timeout <= 0 {
+		timeout = defaultLogTimeout
+	}
+	return limit, timeout
+}
+
+// measureResult formats a measurement, with the designer link that puts
+// its percentiles into the design.
+func measureResult(res *measure.Result, design string, d *design) *views.MeasureResult {
+	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+	r := &views.MeasureResult{
+		Lines: res.Lines, Requests: res.Requests, NoKey: res.NoKey, Clients: res.Clients,
+		From: stamp(res.From), To: stamp(res.To), Span: res.Span.String(),
+	}
+	for _, w := range res.Windows {
+		r.Windows = append(r.Windows, views.WindowRow{Window: w.Window.String(), P50: w.P50, P95: w.P95, P99: w.P99,
+			Max: w.Max, MaxKey: w.MaxKey, ServicePeak: w.ServicePeak, ServicePeakAt: stamp(w.ServicePeakAt), Late: w.Late})
+		r.ClientWindows = append(r.ClientWindows, w.Window.String())
+	}
+	for _, c := range res.TopClients {
+		row := views.ClientRow{Key: c.Key, Requests: c.Requests}
+		for _, p := range c.Peaks {
+			row.Peaks = append(row.Peaks, fmt.Sprintf("%d at %s", p.Requests, stamp(p.At)))
+		}
+		r.TopClients = append(r.TopClients, row)
+	}
+	for _, e := range res.Endpoints {
+		r.Endpoints = append(r.Endpoints, views.EndpointRow{Method: e.Method, Path: e.Path, Requests: e.Requests,
+			Share: strconv.FormatFloat(100*e.Share, 'f', 1, 64) + " %"})
+	}
+	r.Bad.Count = res.Bad.Count
+	for _, reason := range slices.Sorted(maps.Keys(res.Bad.ByReason)) {
+		r.Bad.Reasons = append(r.Bad.Reasons, views.ReasonRow{Reason: string(reason), Count: res.Bad.ByReason[reason]})
+	}
+	for _, e := range res.Bad.Examples {
+		r.Bad.Examples = append(r.Bad.Examples, views.ExampleRow{Line: e.Line, Reason: string(e.Reason), Text: e.Text})
+	}
+	in, err := res.Input(time.Minute)
+	if err != nil {
+		r.FillNote = "No percentiles for the calculator: " + err.Error()
+		return r
+	}
+	q := mustParse(design)
+	for k, vs := range measure.Query(in) {
+		if k == "clients" && len(d.input.Tiers) > 0 {
+			continue // the tiers' clients stand; the design keeps them
+		}
+		q[k] = vs
+	}
+	r.FillURL = "/?" + q.Encode()
+	r.FillNote = fmt.Sprintf(" with %d clients and p50/p95/p99 of %d/%d/%d requests per minute (peak %g/s), keeping the rest of the design.",
+		in.Clients, int64(in.P50), int64(in.P95), int64(in.P99), in.Peak)
+	return r
+}
+
+// shadowView formats the shadow-mode report.
+func shadowView(rep shadow.Report) *views.ShadowView {
+	s := &views.ShadowView{Requests: rep.Requests, Rejected: rep.Rejected, Clients: rep.Clients,
+		ClientsRejected: rep.ClientsRejected, Reordered: rep.Reordered, Share: "0 %"}
+	if rep.Requests > 0 {
+		s.Share = strconv.FormatFloat(100*float64(rep.Rejected)/float64(rep.Requests), 'f', 2, 64) + " %"
+	}
+	for _, l := range rep.Limits {
+		s.Limits = append(s.Limits, views.ShadowLimitRow{Field: l.Field, Spec: l.Spec, Checked: l.Checked, Rejected: l.Rejected})
+	}
+	for _, o := range rep.Top {
+		s.Top = append(s.Top, views.OffenderRow{Key: o.Key, Tier: o.Tier, Requests: o.Requests, Rejected: o.Rejected,
+			First: o.FirstRejected.UTC().Format("2006-01-02 15:04:05.000")})
+	}
+	req := make([]int64, len(rep.Series))
+	rej := make([]int64, len(rep.Series))
+	for i, b := range rep.Series {
+		req[i], rej[i] = b.Requests, b.Rejected
+	}
+	s.Chart = views.ShadowChart(rep.Bin, req, rej, fmt.Sprintf("Requests per %s bin from %s, as logged, and those the design's limits would have rejected.",
+		rep.Bin, rep.Start.UTC().Format(time.RFC3339)))
+	return s
+}
