@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"maps"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
