@@ -1,0 +1,77 @@
+package shadow
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/measure"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// logGen streams a combined log of n lines from keys clients, one line
+// per 10 ms, without holding it: the reader the test measures never sees
+// more than one line at a time.
+type logGen struct {
+	n, keys, i int
+	buf        []byte
+}
+
+func (g *logGen) Read(p []byte) (int, error) {
+	for len(g.buf) < len(p) && g.i < g.n {
+		ms := g.i * 10
+		g.buf = fmt.Appendf(g.buf, "10.0.%d.%d - - [30/Nov/2026:%02d:%02d:%02d +0000] \"GET /v1/items/%d HTTP/1.1\" 200 1 \"-\" \"t\"\n",
+			(g.i%g.keys)/250, (g.i%g.keys)%250, ms/3_600_000%24, ms/60_000%60, ms/1000%60, g.i)
+		g.i++
+	}
+	if len(g.buf) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, g.buf)
+	g.buf = g.buf[:copy(g.buf, g.buf[k:])]
+	return k, nil
+}
+
+// retained measures and replays n lines from 2000 clients and returns the
+// live heap after a collection while the meter and the replay still hold
+// their state.
+func retained(t *testing.T, n int) uint64 {
+	p := policy.Policy{Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 5}},
+		Global: policy.Global{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 50, Burst: 100}}}
+	r, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: 2000}, accesslog.Config{}, measure.Options{
+		Each: func(rec *accesslog.Record) { r.Add(FromRecord(rec)) },
+	})
+	if err != nil || res.Requests != int64(n) {
+		t.Fatalf("measured %v requests (err %v), want %d", res, err, n)
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if _, err := r.Report(); err != nil {
+		t.Fatal(err)
+	}
+	return ms.HeapAlloc
+}
+
+// TestMemoryBoundedByKeys: measuring and replaying ten times as many
+// lines from the same 2000 clients retains about the same memory: what is
+// kept grows with the clients (and the endpoint patterns), not with the
+// log. The bound allows 2 MiB for the series bins and map growth.
+func TestMemoryBoundedByKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a million generated lines")
+	}
+	small, large := retained(t, 100_000), retained(t, 1_000_000)
+	if large > small+2<<20 {
+		t.Errorf("live heap %d bytes after 1 M lines against %d after 100 k: memory grows with the log", large, small)
+	}
+	t.Logf("live heap: %d bytes after 100 k lines, %d after 1 M", small, large)
+}
