@@ -388,13 +388,35 @@ func (r *runner) release(t time.Duration) {
 // once with nothing pending is counted directly, without the queue: the
 // common case of traffic under the rate.
 func (r *runner) shape(at, wait time.Duration) {
-	r.release(at)
-	if wait == 0 && r.pending.empty() {
+	q := &r.pending
+	if len(q.heap) != 0 {
+		r.release(at)
+		q.push(at + wait)
+		r.delays.add(wait)
+		return
+	}
+	// Releases in order (one key, or keys that never overlap): the FIFO
+	// alone, inline.
+	mask := len(q.fifo) - 1
+	for q.head != q.tail {
+		rt := q.fifo[q.head&mask]
+		if rt > at {
+			break
+		}
+		r.spans.add(rt)
+		q.head++
+	}
+	if q.head == q.tail && wait == 0 {
 		r.spans.add(at)
 		r.delays.zeros++
 		return
 	}
-	r.pending.push(at + wait)
+	if t := at + wait; q.head != q.tail && q.tail-q.head < len(q.fifo) && t >= q.fifo[(q.tail-1)&mask] {
+		q.fifo[q.tail&mask] = t
+		q.tail++
+	} else {
+		q.push(t)
+	}
 	r.delays.add(wait)
 }
 
@@ -645,6 +667,9 @@ type delayHistogram struct {
 	counts []int64
 	zeros  int64 // zero delays not yet in counts[0] (the shaper's fast path)
 	max    time.Duration
+	// last is the last delay added and lastBucket its bucket.
+	last       time.Duration
+	lastBucket int
 }
 
 const subBuckets = 64
@@ -669,12 +694,18 @@ func bucketRange(i int) (lo, hi uint64) {
 
 // add counts d, which must not be negative.
 func (h *delayHistogram) add(d time.Duration) {
+	if d == h.last && h.counts != nil {
+		// A shaper's full queue gives the same delay again and again.
+		h.counts[h.lastBucket]++
+		return
+	}
 	i := bucketOf(uint64(d))
 	if i >= len(h.counts) {
 		h.grow(i)
 	}
 	h.counts[i]++
 	h.max = max(h.max, d)
+	h.last, h.lastBucket = d, i
 }
 
 // grow makes room for bucket i.
