@@ -220,6 +220,9 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 			bin: bin, focus: focus, track: s.Focus != "" || len(arrivals) > 0, retry: s.Traffic.Retry,
 			spans: spanCounter{short: time.Second, long: window},
 		}
+		if r.shaper {
+			r.delays = newDelayHistogram()
+		}
 		last := time.Duration(0)
 		if len(arrivals) > 0 {
 			last = arrivals[ord.at(len(arrivals)-1)].At
@@ -403,7 +406,10 @@ func (r *runner) shape(at, wait time.Duration) {
 		if rt > at {
 			break
 		}
-		r.spans.add(rt)
+		if r.spans.full() {
+			r.spans.grow()
+		}
+		r.spans.put(rt)
 		q.head++
 	}
 	if q.head == q.tail && wait == 0 {
@@ -434,7 +440,10 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 		if r.shaper {
 			r.shape(at, d.Wait)
 		} else {
-			r.spans.add(at)
+			if r.spans.full() {
+				r.spans.grow()
+			}
+			r.spans.put(at)
 		}
 	} else {
 		b.Rejected++
@@ -556,16 +565,29 @@ type spanCounter struct {
 }
 
 func (c *spanCounter) add(t time.Duration) {
-	if len(c.ring) <= max(c.bestShort, c.bestLong)+1 {
+	if c.full() {
 		c.grow()
 	}
-	mask := len(c.ring) - 1
-	c.ring[c.n&mask] = t
-	c.n++
-	if i := c.n - 1 - c.bestShort; i >= 0 && c.ring[i&mask] > t-c.short {
+	c.put(t)
+}
+
+// full reports whether the ring must grow before the next put: it holds
+// at most max(best)+1 events.
+func (c *spanCounter) full() bool { return len(c.ring) <= max(c.bestShort, c.bestLong)+1 }
+
+// put is add without the room check, small enough to inline into the
+// simulator's loops, which check full first.
+func (c *spanCounter) put(t time.Duration) {
+	ring, n := c.ring, c.n
+	mask := len(ring) - 1
+	ring[n&mask] = t
+	c.n = n + 1
+	// best ≤ n (a span holds at most the events seen), so the index is
+	// never negative: with n = 0 it is the event just written.
+	if ring[(n-c.bestShort)&mask] > t-c.short {
 		c.bestShort++
 	}
-	if i := c.n - 1 - c.bestLong; i >= 0 && c.ring[i&mask] > t-c.long {
+	if ring[(n-c.bestLong)&mask] > t-c.long {
 		c.bestLong++
 	}
 }
@@ -667,9 +689,6 @@ type delayHistogram struct {
 	counts []int64
 	zeros  int64 // zero delays not yet in counts[0] (the shaper's fast path)
 	max    time.Duration
-	// last is the last delay added and lastBucket its bucket.
-	last       time.Duration
-	lastBucket int
 }
 
 const subBuckets = 64
@@ -692,34 +711,26 @@ func bucketRange(i int) (lo, hi uint64) {
 	return m << e, (m+1)<<e - 1
 }
 
-// add counts d, which must not be negative.
-func (h *delayHistogram) add(d time.Duration) {
-	if d == h.last && h.counts != nil {
-		// A shaper's full queue gives the same delay again and again.
-		h.counts[h.lastBucket]++
-		return
-	}
-	i := bucketOf(uint64(d))
-	if i >= len(h.counts) {
-		h.grow(i)
-	}
-	h.counts[i]++
-	h.max = max(h.max, d)
-	h.last, h.lastBucket = d, i
+// delayBuckets is the bucket count that holds every time.Duration.
+var delayBuckets = bucketOf(math.MaxInt64) + 1
+
+// newDelayHistogram returns a histogram with every bucket allocated (about
+// 29 KB), so that add never grows it.
+func newDelayHistogram() delayHistogram {
+	return delayHistogram{counts: make([]int64, delayBuckets)}
 }
 
-// grow makes room for bucket i.
-func (h *delayHistogram) grow(i int) {
-	h.counts = slices.Grow(h.counts, i+1-len(h.counts))[:i+1]
+// add counts d, which must not be negative. h must come from
+// newDelayHistogram.
+func (h *delayHistogram) add(d time.Duration) {
+	h.counts[bucketOf(uint64(d))]++
+	h.max = max(h.max, d)
 }
 
 // quantile returns the midpoint of the bucket holding the q-quantile
 // (nearest rank), capped at the maximum.
 func (h *delayHistogram) quantile(q float64) time.Duration {
 	if h.zeros > 0 {
-		if len(h.counts) == 0 {
-			h.grow(0)
-		}
 		h.counts[0] += h.zeros
 		h.zeros = 0
 	}
