@@ -605,7 +605,7 @@ func (c *spanCounter) grow() {
 // in the future, so they reach the span counters in time order: every later
 // arrival is released no earlier than it arrives, so all releases up to the
 // current arrival are final. Releases that come in order (always, for one
-// key) go to a FIFO ring; the rest to a binary min-heap; the earliest of
+// key) go to a FIFO ring; the rest to a 4-ary min-heap; the earliest of
 // the two heads comes out first.
 type releases struct {
 	fifo       []time.Duration // ring, size a power of two
@@ -637,14 +637,16 @@ func (q *releases) push(t time.Duration) {
 		return
 	}
 	h := append(q.heap, t)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p] <= h[i] {
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / heapArity
+		if h[p] <= t {
 			break
 		}
-		h[p], h[i] = h[i], h[p]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = t
 	q.heap = h
 }
 
@@ -661,26 +663,39 @@ func (q *releases) pop() time.Duration {
 func (q *releases) popHeap() time.Duration {
 	h := q.heap
 	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, small := 2*i+1, i
-		if l < last && h[l] < h[small] {
-			small = l
+	n := len(h) - 1
+	x := h[n]
+	h = h[:n]
+	if n > 0 {
+		// Sift x down from the root, moving the smallest child up.
+		i := 0
+		for {
+			first := heapArity*i + 1
+			if first >= n {
+				break
+			}
+			small := first
+			for c := first + 1; c < min(first+heapArity, n); c++ {
+				if h[c] < h[small] {
+					small = c
+				}
+			}
+			if h[small] >= x {
+				break
+			}
+			h[i] = h[small]
+			i = small
 		}
-		if r := l + 1; r < last && h[r] < h[small] {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		h[i], h[small] = h[small], h[i]
-		i = small
+		h[i] = x
 	}
 	q.heap = h
 	return top
 }
+
+// heapArity is the release heap's branching factor: a 4-ary heap has half
+// the levels of a binary one, and a node's children share a cache line,
+// which pays once a million releases are pending.
+const heapArity = 4
 
 // delayHistogram counts durations in log-linear buckets: exact below 128 ns,
 // then 64 buckets per power of two, so a bucket's width is under 1/64 of its
