@@ -222,6 +222,7 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 		}
 		if r.shaper {
 			r.delays = newDelayHistogram()
+			r.maxDelay = time.Duration(float64(lane.Spec.Queue+1) * 1e9 / lane.Spec.Rate)
 		}
 		last := time.Duration(0)
 		if len(arrivals) > 0 {
@@ -329,16 +330,17 @@ type runner struct {
 	track  bool // whether there is a focus key ("" is a key like any other)
 	retry  *RetryPolicy
 
-	series  []Bin
-	cur     *Bin          // the last bin of series
-	binEnd  time.Duration // end of cur
-	sum     Summary
-	spans   spanCounter
-	pending releases // shapers: release times not yet counted
-	delays  delayHistogram
-	retries retryQueue // with a retry policy: retries not yet decided
-	rng     *rand.Rand // with a retry policy: jitter
-	seq     int64      // retries scheduled so far, to break ties
+	series   []Bin
+	cur      *Bin          // the last bin of series
+	binEnd   time.Duration // end of cur
+	sum      Summary
+	spans    spanCounter
+	pending  releases      // shapers: release times not yet counted
+	maxDelay time.Duration // shapers: the longest delay, queue/rate
+	delays   delayHistogram
+	retries  retryQueue // with a retry policy: retries not yet decided
+	rng      *rand.Rand // with a retry policy: jitter
+	seq      int64      // retries scheduled so far, to break ties
 }
 
 // advance closes bins until the one holding t is the last.
@@ -365,23 +367,51 @@ func (r *runner) closeBin() {
 	}
 }
 
-// release counts a shaper's releases up to t in the span counters.
+// release counts a shaper's releases up to t in the span counters, in
+// time order. In calendar mode it counts the slots that end by t; the
+// releases of the slot holding t wait for the slot's end, which keeps
+// the order, since every later release is at t or after.
 func (r *runner) release(t time.Duration) {
 	q := &r.pending
-	if len(q.heap) == 0 {
+	if q.cal.n == 0 {
 		// Releases in order (one key): straight from the FIFO.
+		mask := len(q.fifo) - 1
 		for q.head != q.tail {
-			rt := q.fifo[q.head&(len(q.fifo)-1)]
+			rt := q.fifo[q.head&mask]
 			if rt > t {
 				return
 			}
-			r.spans.add(rt)
+			if r.spans.full() {
+				r.spans.grow()
+			}
+			r.spans.put(rt)
 			q.head++
 		}
 		return
 	}
-	for !q.empty() && q.next() <= t {
-		r.spans.add(q.pop())
+	c := &q.cal
+	end := int64(t / c.w) // slots before it have ended by t
+	if t == Never {
+		end = c.next + int64(len(c.slots))
+	}
+	mask := int64(len(c.slots) - 1)
+	for ; c.next < end && c.n > 0; c.next++ {
+		slot := c.slots[c.next&mask]
+		if len(slot) == 0 {
+			continue
+		}
+		slices.Sort(slot)
+		for _, rt := range slot {
+			if r.spans.full() {
+				r.spans.grow()
+			}
+			r.spans.put(rt)
+		}
+		c.n -= len(slot)
+		c.slots[c.next&mask] = slot[:0]
+	}
+	if c.n == 0 {
+		c.next = max(c.next, end)
 	}
 }
 
@@ -392,9 +422,9 @@ func (r *runner) release(t time.Duration) {
 // common case of traffic under the rate.
 func (r *runner) shape(at, wait time.Duration) {
 	q := &r.pending
-	if len(q.heap) != 0 {
+	if q.cal.n != 0 {
 		r.release(at)
-		q.push(at + wait)
+		q.cal.push(at + wait)
 		r.delays.add(wait)
 		return
 	}
@@ -417,11 +447,18 @@ func (r *runner) shape(at, wait time.Duration) {
 		r.delays.zeros++
 		return
 	}
-	if t := at + wait; q.head != q.tail && q.tail-q.head < len(q.fifo) && t >= q.fifo[(q.tail-1)&mask] {
+	t := at + wait
+	switch {
+	case q.head != q.tail && q.tail-q.head < len(q.fifo) && t >= q.fifo[(q.tail-1)&mask]:
 		q.fifo[q.tail&mask] = t
 		q.tail++
-	} else {
-		q.push(t)
+	case q.head == q.tail || t >= q.fifo[(q.tail-1)&mask]:
+		q.pushFIFO(t)
+	default:
+		// Out of order (keys whose releases interleave): to the
+		// calendar, with everything the FIFO holds.
+		q.toCalendar(at, r.maxDelay)
+		q.cal.push(t)
 	}
 	r.delays.add(wait)
 }
@@ -605,97 +642,95 @@ func (c *spanCounter) grow() {
 // in the future, so they reach the span counters in time order: every later
 // arrival is released no earlier than it arrives, so all releases up to the
 // current arrival are final. Releases that come in order (always, for one
-// key) go to a FIFO ring; the rest to a 4-ary min-heap; the earliest of
-// the two heads comes out first.
+// key) go to a FIFO ring. Once one comes out of order (several keys whose
+// queues overlap), every pending release moves to a calendar until it is
+// empty again.
 type releases struct {
 	fifo       []time.Duration // ring, size a power of two
 	head, tail int             // indices grow without wrapping
-	heap       []time.Duration
+	cal        calendar
 }
 
-func (q *releases) empty() bool { return q.head == q.tail && len(q.heap) == 0 }
+func (q *releases) empty() bool { return q.head == q.tail && q.cal.n == 0 }
 
-// next returns the earliest release; q must not be empty.
-func (q *releases) next() time.Duration {
-	if q.head == q.tail || (len(q.heap) > 0 && q.heap[0] < q.fifo[q.head&(len(q.fifo)-1)]) {
-		return q.heap[0]
-	}
-	return q.fifo[q.head&(len(q.fifo)-1)]
-}
-
-func (q *releases) push(t time.Duration) {
-	if q.head == q.tail || t >= q.fifo[(q.tail-1)&(len(q.fifo)-1)] {
-		if q.tail-q.head == len(q.fifo) {
-			old := q.fifo
-			q.fifo = make([]time.Duration, max(16, 2*len(old)))
-			for i := q.head; i < q.tail; i++ {
-				q.fifo[i&(len(q.fifo)-1)] = old[i&(len(old)-1)]
-			}
+// pushFIFO appends t, growing the ring when full.
+func (q *releases) pushFIFO(t time.Duration) {
+	if q.tail-q.head == len(q.fifo) {
+		old := q.fifo
+		q.fifo = make([]time.Duration, max(16, 2*len(old)))
+		for i := q.head; i < q.tail; i++ {
+			q.fifo[i&(len(q.fifo)-1)] = old[i&(len(old)-1)]
 		}
-		q.fifo[q.tail&(len(q.fifo)-1)] = t
-		q.tail++
-		return
 	}
-	h := append(q.heap, t)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / heapArity
-		if h[p] <= t {
-			break
+	q.fifo[q.tail&(len(q.fifo)-1)] = t
+	q.tail++
+}
+
+// toCalendar starts calendar mode at time now (the latest drain bound)
+// for releases at most maxDelay after their arrival, moving the FIFO's
+// releases into it.
+func (q *releases) toCalendar(now, maxDelay time.Duration) {
+	q.cal.start(now, maxDelay)
+	for ; q.head != q.tail; q.head++ {
+		q.cal.push(q.fifo[q.head&(len(q.fifo)-1)])
+	}
+}
+
+// calendar is a calendar queue of release times: slots of width w, one per
+// interval [k·w, (k+1)·w), in a ring that spans more than the longest
+// delay, so a slot never holds two laps. Pushing appends to a slot; a
+// slot is sorted (a few dozen releases) and counted once it has ended.
+// Every release is at least the current arrival and at most the longest
+// delay after it, so the ring covers them all; a release beyond it (a
+// delay longer than planned) doubles w first.
+type calendar struct {
+	w     time.Duration
+	slots [][]time.Duration // power-of-two count
+	next  int64             // absolute index of the first slot not yet counted
+	n     int
+}
+
+// calendarSlots is the calendar's slot count: with the longest delay
+// spread over it, slots hold a few releases each even with thousands of
+// busy keys.
+const calendarSlots = 1 << 14
+
+// start empties the calendar for releases from now to now + maxDelay.
+func (c *calendar) start(now, maxDelay time.Duration) {
+	if c.slots == nil {
+		c.slots = make([][]time.Duration, calendarSlots)
+	}
+	c.w = max(1, (maxDelay+calendarSlots-3)/(calendarSlots-2))
+	c.next = int64(now / c.w)
+	c.n = 0
+}
+
+func (c *calendar) push(t time.Duration) {
+	k := int64(t / c.w)
+	for k-c.next >= int64(len(c.slots)) {
+		c.widen()
+		k = int64(t / c.w)
+	}
+	s := &c.slots[k&int64(len(c.slots)-1)]
+	*s = append(*s, t)
+	c.n++
+}
+
+// widen doubles the slot width, moving every release to its new slot.
+func (c *calendar) widen() {
+	old := c.slots
+	from := c.next
+	c.slots = make([][]time.Duration, len(old))
+	c.w *= 2
+	c.next = from * int64(c.w/2) / int64(c.w)
+	mask := int64(len(old) - 1)
+	for k := from; k < from+int64(len(old)); k++ {
+		for _, t := range old[k&mask] {
+			i := int64(t/c.w) & mask
+			c.slots[i] = append(c.slots[i], t)
 		}
-		h[i] = h[p]
-		i = p
 	}
-	h[i] = t
-	q.heap = h
 }
-
-// pop removes and returns the earliest release; q must not be empty.
-func (q *releases) pop() time.Duration {
-	if q.head == q.tail || (len(q.heap) > 0 && q.heap[0] < q.fifo[q.head&(len(q.fifo)-1)]) {
-		return q.popHeap()
-	}
-	t := q.fifo[q.head&(len(q.fifo)-1)]
-	q.head++
-	return t
-}
-
-func (q *releases) popHeap() time.Duration {
-	h := q.heap
-	top := h[0]
-	n := len(h) - 1
-	x := h[n]
-	h = h[:n]
-	if n > 0 {
-		// Sift x down from the root, moving the smallest child up.
-		i := 0
-		for {
-			first := heapArity*i + 1
-			if first >= n {
-				break
-			}
-			small := first
-			for c := first + 1; c < min(first+heapArity, n); c++ {
-				if h[c] < h[small] {
-					small = c
-				}
-			}
-			if h[small] >= x {
-				break
-			}
-			h[i] = h[small]
-			i = small
-		}
-		h[i] = x
-	}
-	q.heap = h
-	return top
-}
-
-// heapArity is the release heap's branching factor: a 4-ary heap has half
-// the levels of a binary one, and a node's children share a cache line,
-// which pays once a million releases are pending.
-const heapArity = 4
 
 // delayHistogram counts durations in log-linear buckets: exact below 128 ns,
 // then 64 buckets per power of two, so a bucket's width is under 1/64 of its
