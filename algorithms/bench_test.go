@@ -86,7 +86,7 @@ func steadyArrivals(n, keys int) []algorithms.Arrival {
 // decisions on the same arrivals (a loop calling Allow), for one key over
 // 10 million arrivals and 10 000 keys over 1 million. Run:
 //
-//	go test -run '^$' -bench Simulate -benchmem -benchtime 3x ./algorithms
+//	go test -run '^$' -bench Simulate -benchmem -benchtime 3x -count 7 ./algorithms
 func BenchmarkSimulate(b *testing.B) {
 	for _, c := range []struct {
 		name    string
