@@ -227,6 +227,14 @@ func e2eTest(target string) string {
 	if target == "redis-rate" {
 		down = `down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer down.Close()
+	storeErrors := 0
+	OnStoreError = func(string) { storeErrors++ }
+	defer func() { OnStoreError = func(string) {} }()
+	defer func() {
+		if storeErrors == 0 {
+			t.Error("OnStoreError never called while Redis was down")
+		}
+	}()
 	if w := serve(NewLimiter(down).Middleware(ok), "GET", "/x", "a", ""); w.Code != 503 || w.Header().Get("Retry-After") != "1" {
 		t.Errorf("Redis down, fail_closed: status %d, Retry-After %q; want 503, \"1\"", w.Code, w.Header().Get("Retry-After"))
 	}`
@@ -261,6 +269,14 @@ func TestEndToEnd(t *testing.T) {
 	_ = time.Now
 	` + setup + `
 	h := lim.Middleware(ok)
+	// The metrics hooks see one rejection per 429 below.
+	rejected := 0
+	OnDecision = func(limit, decision string) {
+		if decision == "rejected" {
+			rejected++
+		}
+	}
+	defer func() { OnDecision = func(string, string) {} }()
 	steps := []struct {
 		method, path, key, tier string
 		status                  int
@@ -289,6 +305,9 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("step %d (%s %s as %s): status %d, remaining %q, Retry-After %q; want %d, %q, %q (headers %v)",
 				i, s.method, s.path, s.key, w.Code, w.Header().Get("X-RateLimit-Remaining"), w.Header().Get("Retry-After"), s.status, s.remaining, s.retryAfter, w.Header())
 		}
+	}
+	if rejected != 4 {
+		t.Errorf("OnDecision counted %d rejections, want the 4 steps answered 429", rejected)
 	}
 	` + down + `
 }

@@ -491,7 +491,7 @@ func goSource(gw string, p policy.Policy, shadow, shared bool) source {
 		by:       LimitLabel, byWhat: "limit",
 		fidelity: export.Exact,
 		why:      fmt.Sprintf("the rendered snippet counts every decision in %s{%s, %s}, one series per limit; it has no client label (one series per API key would grow without bound)", DecisionsMetric, LimitLabel, DecisionLabel),
-		notes:    []string{fmt.Sprintf("%s: the rendered code registers %s and %s with the Prometheus client; serve them on /metrics.", gw, DecisionsMetric, StoreErrorsMetric)},
+		notes:    []string{fmt.Sprintf("%s: the rendered Go file counts every decision and store error through its OnDecision and OnStoreError hooks; set them to increment %s and %s with the Prometheus client (its doc comment shows how) and serve them on /metrics.", gw, DecisionsMetric, StoreErrorsMetric)},
 	}
 	if p.Global.Limit.Algorithm != "" {
 		s.excludeGlobal = LimitLabel + `!="global"`

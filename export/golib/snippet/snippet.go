@@ -27,6 +27,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/export/prometheus"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -105,25 +106,30 @@ func (f File) Render() ([]byte, error) {
 	slices.Sort(imports)
 	slices.Sort(third)
 	data := map[string]any{
-		"Name":        strconv.Quote(p.Metadata.Name),
-		"Target":      f.Target,
-		"Doc":         comment(f.Doc),
-		"Imports":     imports,
-		"Third":       third,
-		"APIKey":      strconv.Quote(o.APIKeyHeader),
-		"Account":     strconv.Quote(o.AccountHeader),
-		"Tier":        strconv.Quote(o.TierHeader),
-		"Status":      status,
-		"Shadow":      p.Defaults.Mode == policy.ModeShadow,
-		"FailClosed":  p.Service.OnStoreFailure == policy.FailClosed,
-		"RetryAfter":  retry,
-		"IETF":        slices.Contains(styles, policy.HeadersIETF),
-		"Legacy":      slices.Contains(styles, policy.HeadersLegacy),
-		"X":           slices.Contains(styles, policy.HeadersX),
-		"LimitFields": strings.TrimSpace(f.LimitFields),
-		"Limits":      strings.Join(limits, "\n"),
-		"Costs":       strings.Join(costs, "\n"),
-		"Body":        strings.TrimSpace(f.Body),
+		"Name":              strconv.Quote(p.Metadata.Name),
+		"DecisionsMetric":   prometheus.DecisionsMetric,
+		"StoreErrorsMetric": prometheus.StoreErrorsMetric,
+		"Allowed":           prometheus.DecisionAllowed,
+		"Rejected":          prometheus.DecisionRejected,
+		"ShadowRejected":    prometheus.DecisionShadowRejected,
+		"Target":            f.Target,
+		"Doc":               comment(f.Doc),
+		"Imports":           imports,
+		"Third":             third,
+		"APIKey":            strconv.Quote(o.APIKeyHeader),
+		"Account":           strconv.Quote(o.AccountHeader),
+		"Tier":              strconv.Quote(o.TierHeader),
+		"Status":            status,
+		"Shadow":            p.Defaults.Mode == policy.ModeShadow,
+		"FailClosed":        p.Service.OnStoreFailure == policy.FailClosed,
+		"RetryAfter":        retry,
+		"IETF":              slices.Contains(styles, policy.HeadersIETF),
+		"Legacy":            slices.Contains(styles, policy.HeadersLegacy),
+		"X":                 slices.Contains(styles, policy.HeadersX),
+		"LimitFields":       strings.TrimSpace(f.LimitFields),
+		"Limits":            strings.Join(limits, "\n"),
+		"Costs":             strings.Join(costs, "\n"),
+		"Body":              strings.TrimSpace(f.Body),
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, data); err != nil {
@@ -295,6 +301,26 @@ func clientKey(l *limit, r *http.Request) string {
 	return "ip:" + host
 }
 
+// Metrics. The alerting rules ratelab exports for this target
+// (ratelab-export -target prometheus -gateway {{.Target}}) watch two
+// counters: {{.DecisionsMetric}}{limit, decision} and
+// {{.StoreErrorsMetric}}{limit}. Count them by setting these hooks, for
+// example with github.com/prometheus/client_golang:
+//
+//	decisions := promauto.NewCounterVec(prometheus.CounterOpts{Name: "{{.DecisionsMetric}}"}, []string{"limit", "decision"})
+//	storeErrors := promauto.NewCounterVec(prometheus.CounterOpts{Name: "{{.StoreErrorsMetric}}"}, []string{"limit"})
+//	ratelimit.OnDecision = func(limit, decision string) { decisions.WithLabelValues(limit, decision).Inc() }
+//	ratelimit.OnStoreError = func(limit string) { storeErrors.WithLabelValues(limit).Inc() }
+var (
+	// OnDecision is called for every limit a request was checked
+	// against, with the limit's name and "{{.Allowed}}", "{{.Rejected}}" or
+	// "{{.ShadowRejected}}" (shadow mode).
+	OnDecision = func(limit, decision string) {}
+	// OnStoreError is called, for each limit of the request, when the
+	// limiter's store fails.
+	OnStoreError = func(limit string) {}
+)
+
 // Middleware enforces the policy in front of next.
 func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -305,6 +331,9 @@ func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 		}
 		ds, err := lim.check(r.Context(), ls, keys, cost)
 		if err != nil {
+			for _, l := range ls {
+				OnStoreError(l.name)
+			}
 			if failClosed {
 				log.Printf("ratelimit: store failed, rejecting (fail_closed): %v", err)
 				w.Header().Set("Retry-After", "1")
@@ -319,6 +348,14 @@ func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 		var delay time.Duration
 		for i := range ds {
 			d := &ds[i]
+			switch {
+			case d.allowed:
+				OnDecision(d.limit.name, "{{.Allowed}}")
+			case shadowMode:
+				OnDecision(d.limit.name, "{{.ShadowRejected}}")
+			default:
+				OnDecision(d.limit.name, "{{.Rejected}}")
+			}
 			if !d.allowed && rejected == nil {
 				rejected = d
 			}
