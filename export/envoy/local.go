@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
-
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/policy"
 )
@@ -198,10 +196,54 @@ func percent(runtimeKey string, n uint32) obj {
 // statusCode is the policy's status as Envoy's StatusCode enum name; ok
 // is false when Envoy has no name for it (and 429 is used).
 func statusCode(p policy.Policy) (name string, ok bool) {
-	if n, ok := typev3.StatusCode_name[int32(status(p))]; ok {
+	if n, ok := statusNames[status(p)]; ok {
 		return n, true
 	}
-	return typev3.StatusCode_name[429], false
+	return statusNames[429], false
+}
+
+// statusNames are the 4xx and 5xx names of Envoy's StatusCode enum
+// (envoy.type.v3.StatusCode), kept here so the server does not link the
+// protobuf runtime for one table; a test checks them against
+// go-control-plane's.
+var statusNames = map[int]string{
+	400: "BadRequest",
+	401: "Unauthorized",
+	402: "PaymentRequired",
+	403: "Forbidden",
+	404: "NotFound",
+	405: "MethodNotAllowed",
+	406: "NotAcceptable",
+	407: "ProxyAuthenticationRequired",
+	408: "RequestTimeout",
+	409: "Conflict",
+	410: "Gone",
+	411: "LengthRequired",
+	412: "PreconditionFailed",
+	413: "PayloadTooLarge",
+	414: "URITooLong",
+	415: "UnsupportedMediaType",
+	416: "RangeNotSatisfiable",
+	417: "ExpectationFailed",
+	421: "MisdirectedRequest",
+	422: "UnprocessableEntity",
+	423: "Locked",
+	424: "FailedDependency",
+	426: "UpgradeRequired",
+	428: "PreconditionRequired",
+	429: "TooManyRequests",
+	431: "RequestHeaderFieldsTooLarge",
+	500: "InternalServerError",
+	501: "NotImplemented",
+	502: "BadGateway",
+	503: "ServiceUnavailable",
+	504: "GatewayTimeout",
+	505: "HTTPVersionNotSupported",
+	506: "VariantAlsoNegotiates",
+	507: "InsufficientStorage",
+	508: "LoopDetected",
+	510: "NotExtended",
+	511: "NetworkAuthenticationRequired",
 }
 
 // dynamicDescriptors sizes the LRU of clients kept per wildcard
