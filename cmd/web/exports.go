@@ -109,11 +109,17 @@ func handleExportTarget(c echo.Context) error {
 func handleExports(c echo.Context) error {
 	d, p, o, err := exportDesign(c)
 	if inv := (*invalidRequest)(nil); errors.As(err, &inv) {
-		// A page, not an API: the problems in the page, with the way back.
-		return render(c, http.StatusUnprocessableEntity, views.ExportsPage(views.ExportsView{
+		// A page, not an API: the problems in the page, with the way back
+		// and the options as given.
+		v := views.ExportsView{
 			DesignURL: "/?" + c.Request().URL.RawQuery,
 			Error:     "The design has problems; fix them in the designer first: " + inv.Error(),
-		}))
+		}
+		given := exportOptions(c.QueryParams())
+		for _, op := range exportOptionParams {
+			v.Options = append(v.Options, views.ExportOption{Param: op.param, Label: op.label, Hint: op.hint, Value: *op.field(&given)})
+		}
+		return render(c, http.StatusUnprocessableEntity, views.ExportsPage(v))
 	}
 	if err != nil {
 		return err

@@ -197,6 +197,9 @@ func TestExportsPageProblems(t *testing.T) {
 	if !strings.Contains(testid(doc, "export-error").Text(), "clients") {
 		t.Errorf("bad design: error %q does not name clients", testid(doc, "export-error").Text())
 	}
+	if n := doc.Find(`[data-testid="export-options"] input[name^="export."]`).Length(); n != len(exportOptionParams) {
+		t.Errorf("bad design: %d option fields, want all %d", n, len(exportOptionParams))
+	}
 	if href, _ := testid(doc, "back-to-design").Attr("href"); href != "/?capacity=100" {
 		t.Errorf("back link %q, want /?capacity=100", href)
 	}
