@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -115,7 +117,15 @@ func handleExports(c echo.Context) error {
 			DesignURL: "/?" + c.Request().URL.RawQuery,
 			Error:     "The design has problems; fix them in the designer first: " + inv.Error(),
 		}
-		given := exportOptions(c.QueryParams())
+		q := c.QueryParams()
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			if !strings.HasPrefix(k, "export.") {
+				for _, val := range q[k] {
+					v.Hidden = append(v.Hidden, views.Pair{Name: k, Value: val})
+				}
+			}
+		}
+		given := exportOptions(q)
 		for _, op := range exportOptionParams {
 			v.Options = append(v.Options, views.ExportOption{Param: op.param, Label: op.label, Hint: op.hint, Value: *op.field(&given)})
 		}
