@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"maps"
-	"slices"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
