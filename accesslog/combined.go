@@ -7,8 +7,9 @@ import "bytes"
 //
 // The line is read left to right: the address up to the first space, the
 // time between the first '[' and the next ']', the request as the quoted
-// field right after it, then, for KeyHeader only, quoted fields are counted
-// (referer, user agent, extras) up to the wanted extra one. Quoted fields
+// field right after it, then, for KeyHeader or a tier field only, quoted
+// fields are counted (referer, user agent, extras) up to the wanted extra
+// ones. Quoted fields
 // may contain backslash escapes (Apache writes \", nginx \x22); a
 // backslash always escapes the next byte.
 func (rd *Reader) parseCombined(line []byte) Reason {
@@ -46,27 +47,44 @@ func (rd *Reader) parseCombined(line []byte) Reason {
 	rd.rec.UnixNano = t
 	rd.rec.Method = method
 	rd.rec.Path = path
-	if rd.cfg.Key.Kind != KeyHeader {
-		rd.rec.Key = ip
+	rd.rec.Key, rd.rec.Tier = ip, nil
+	keyAt, tierAt := 0, 0 // positions among the quoted fields after the request
+	if rd.cfg.Key.Kind == KeyHeader {
+		keyAt = 2 + rd.cfg.Extra
+		rd.rec.Key = nil
+	}
+	if rd.cfg.TierExtra > 0 {
+		tierAt = 2 + rd.cfg.TierExtra
+	}
+	if keyAt == 0 && tierAt == 0 {
 		return ""
 	}
 	// Quoted fields after the request: referer (1), agent (2), extras.
 	rest = rest[end:]
-	for n := 1; ; n++ {
+	for n := 1; n <= max(keyAt, tierAt); n++ {
 		q := bytes.IndexByte(rest, '"')
 		if q < 0 {
-			return ReasonNoKeyField
+			break
 		}
 		v, e := quoted(rest, q)
 		if e < 0 {
-			return ReasonNoKeyField
+			break
 		}
-		if n == 2+rd.cfg.Extra {
+		switch n {
+		case keyAt:
 			rd.rec.Key = v
-			return ""
+		case tierAt:
+			rd.rec.Tier = v
+		}
+		if n == keyAt && n == tierAt {
+			rd.rec.Tier = v
 		}
 		rest = rest[e:]
 	}
+	if keyAt > 0 && rd.rec.Key == nil {
+		return ReasonNoKeyField
+	}
+	return ""
 }
 
 // quoted returns the contents of the quoted field whose opening quote is

@@ -33,12 +33,12 @@ func (c *csvState) readHeader(line []byte, cfg Config) Reason {
 	}
 	names := [jFields]string{
 		jTime: cfg.Fields.Time, jKey: keyName(cfg), jMethod: cfg.Fields.Method,
-		jPath: cfg.Fields.Path, jRequest: cfg.Fields.Request,
+		jPath: cfg.Fields.Path, jRequest: cfg.Fields.Request, jTier: cfg.Fields.Tier,
 	}
 	for f, n := range names {
 		c.col[f] = -1
 		for i, h := range c.header {
-			if h == n {
+			if n != "" && h == n {
 				c.col[f] = i
 				break
 			}
@@ -91,6 +91,10 @@ func (rd *Reader) parseCSV(line []byte) Reason {
 			}
 			return ReasonBadRequest
 		}
+	}
+	rd.rec.Tier = nil
+	if c.col[jTier] >= 0 {
+		rd.rec.Tier = c.fields[c.col[jTier]]
 	}
 	rd.rec.UnixNano = t
 	rd.rec.Key = c.fields[c.col[jKey]]

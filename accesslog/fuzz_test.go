@@ -58,6 +58,8 @@ func FuzzCombined(f *testing.F) {
 		checkRecords(t, line, Config{})
 		checkRecords(t, line, Config{Key: Key{Kind: KeyHeader, Name: "X"}})
 		checkRecords(t, line, Config{Key: Key{Kind: KeyHeader, Name: "X"}, Extra: 2, MaxLine: 64})
+		checkRecords(t, line, Config{TierExtra: 1})
+		checkRecords(t, line, Config{Key: Key{Kind: KeyHeader, Name: "X"}, Extra: 2, TierExtra: 1})
 		Pattern(nil, line)
 	})
 }
@@ -72,7 +74,7 @@ func FuzzJSONLine(f *testing.F) {
 			return
 		}
 		var s jsonState
-		s.init(Config{Fields: Fields{}.withDefaults()})
+		s.init(Config{Fields: Fields{Tier: "tier"}.withDefaults()})
 		why := s.scan(line)
 		var m map[string]any
 		if !utf8.Valid(line) || json.Unmarshal(line, &m) != nil || m == nil {
@@ -82,6 +84,9 @@ func FuzzJSONLine(f *testing.F) {
 			t.Fatalf("encoding/json reads %q, scan says %q", line, why)
 		}
 		for f, name := range s.names {
+			if name == "" {
+				continue // not wanted
+			}
 			v, ok := m[name]
 			str, isStr := v.(string)
 			switch {

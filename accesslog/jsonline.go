@@ -18,6 +18,7 @@ const (
 	jMethod
 	jPath
 	jRequest
+	jTier
 	jFields
 )
 
@@ -45,6 +46,7 @@ func (s *jsonState) init(cfg Config) {
 		jMethod:  cfg.Fields.Method,
 		jPath:    cfg.Fields.Path,
 		jRequest: cfg.Fields.Request,
+		jTier:    cfg.Fields.Tier,
 	}
 }
 
@@ -96,6 +98,10 @@ func (rd *Reader) parseJSON(line []byte) Reason {
 	default:
 		return ReasonBadValue
 	}
+	rd.rec.Tier = nil
+	if k := s.kinds[jTier]; k == jvString || k == jvNumber {
+		rd.rec.Tier = s.vals[jTier]
+	}
 	rd.rec.UnixNano = t
 	rd.rec.Method = method
 	rd.rec.Path = path
@@ -134,7 +140,7 @@ func (s *jsonState) scan(line []byte) Reason {
 		}
 		field := -1
 		for f, n := range s.names {
-			if string(name) == n {
+			if n != "" && string(name) == n {
 				field = f
 				break
 			}

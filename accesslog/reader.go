@@ -103,6 +103,9 @@ type Fields struct {
 	Method  string // "method"
 	Path    string // "path": the request target; a query string is allowed
 	Request string // "request": "GET /path HTTP/1.1", read when Method or Path is absent
+	// Tier holds the client's tier name, for the shadow replay; "" (the
+	// default) reads no tier.
+	Tier string
 }
 
 func (f Fields) withDefaults() Fields {
@@ -126,8 +129,12 @@ type Config struct {
 	Key    Key    // zero means KeyIP
 	// Extra is which extra quoted field after the user agent holds the
 	// header for KeyHeader in the combined format, from 1; 0 means 1.
-	Extra  int
-	Fields Fields // JSON and CSV only
+	Extra int
+	// TierExtra is which extra quoted field after the user agent holds the
+	// client's tier in the combined format, from 1; 0 reads no tier. A
+	// line without that field has no tier.
+	TierExtra int
+	Fields    Fields // JSON and CSV only
 	// Comma separates CSV columns; 0 means ','.
 	Comma byte
 	// MaxLine is the longest line in bytes; longer lines are bad. 0 means
@@ -146,6 +153,7 @@ type Record struct {
 	Key      []byte // the client key; empty or "-" when the line has none (see Reader.NoKey)
 	Method   []byte // as logged, such as "GET"
 	Path     []byte // the request target as logged, query string included
+	Tier     []byte // the client's tier, when Config names where it is logged; empty otherwise
 }
 
 // Time is the record's time in UTC.
@@ -269,6 +277,9 @@ func NewReader(r io.Reader, cfg Config) (*Reader, error) {
 	}
 	if cfg.Extra < 1 || cfg.Extra > 64 {
 		return nil, fmt.Errorf("extra %d: want the position of the quoted field after the user agent, 1 to 64", cfg.Extra)
+	}
+	if cfg.TierExtra < 0 || cfg.TierExtra > 64 {
+		return nil, fmt.Errorf("tier extra %d: want the position of the quoted field after the user agent, 1 to 64, or 0 for none", cfg.TierExtra)
 	}
 	if cfg.MaxLine < 64 || cfg.MaxLine > 1<<30 {
 		return nil, fmt.Errorf("max line %d: want 64 bytes to 1 GiB", cfg.MaxLine)

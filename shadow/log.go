@@ -7,8 +7,9 @@ import (
 )
 
 // FromRecord is a parsed log line as a request to replay: its time, its
-// key ("" when the line had none or "-"), its method and its path without
-// the query string. The record's bytes are copied.
+// key ("" when the line had none or "-"), its tier (when the log carries
+// it), its method and its path without the query string. The record's
+// bytes are copied.
 func FromRecord(rec *accesslog.Record) Request {
 	key := rec.Key
 	if len(key) == 1 && key[0] == '-' {
@@ -18,5 +19,5 @@ func FromRecord(rec *accesslog.Record) Request {
 	if i := bytes.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
-	return Request{At: rec.Time(), Key: string(key), Method: string(rec.Method), Path: string(path)}
+	return Request{At: rec.Time(), Key: string(key), Tier: string(rec.Tier), Method: string(rec.Method), Path: string(path)}
 }

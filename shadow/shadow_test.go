@@ -256,9 +256,9 @@ func TestTiersOption(t *testing.T) {
 }
 
 func TestFromRecord(t *testing.T) {
-	rec := &accesslog.Record{UnixNano: 1_700_000_000_500_000_000, Key: []byte("-"), Method: []byte("GET"), Path: []byte("/v1/a?x=1")}
+	rec := &accesslog.Record{UnixNano: 1_700_000_000_500_000_000, Key: []byte("-"), Method: []byte("GET"), Path: []byte("/v1/a?x=1"), Tier: []byte("paid")}
 	q := FromRecord(rec)
-	if q.Key != "" || q.Path != "/v1/a" || q.Method != "GET" || !q.At.Equal(time.Unix(1_700_000_000, 500_000_000)) {
+	if q.Key != "" || q.Path != "/v1/a" || q.Method != "GET" || q.Tier != "paid" || !q.At.Equal(time.Unix(1_700_000_000, 500_000_000)) {
 		t.Errorf("FromRecord = %+v", q)
 	}
 }

@@ -23,6 +23,7 @@ type MeasureForm struct {
 	Format, Key, Extra                                  string
 	TimeField, IPField, MethodField, PathField, Request string
 	Comma, Tiers                                        string
+	TierField, TierExtra                                string
 	Messages                                            map[string]string
 }
 

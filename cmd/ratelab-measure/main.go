@@ -27,8 +27,9 @@
 // -policy replays the log through a policy file in the same pass (package
 // shadow): the shadow-mode report of who would have been rejected, by
 // which limit, how often and when; -rejections writes every would-be
-// rejection as CSV. A log does not say a client's tier: -tiers maps keys
-// to tiers, and unmapped keys get the default limit.
+// rejection as CSV. A client's tier comes from the log (-tier-field for
+// JSON and CSV, -tier-extra for the combined format) or from -tiers, a
+// key,tier list; a client with neither gets the default limit.
 //
 // The exit status is 0 on success, 1 when the log cannot be read or has no
 // parseable line, 2 for bad usage.
@@ -105,6 +106,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&fields.Method, "method-field", "", `JSON field or CSV column of the method (default "method")`)
 	fs.StringVar(&fields.Path, "path-field", "", `JSON field or CSV column of the path (default "path")`)
 	fs.StringVar(&fields.Request, "request-field", "", `JSON field or CSV column of "METHOD path PROTO", used without method and path (default "request")`)
+	fs.StringVar(&fields.Tier, "tier-field", "", "-policy: JSON field or CSV column of the client's tier (default none)")
+	tierExtra := fs.Int("tier-extra", 0, "-policy, combined format: which extra quoted field after the user agent holds the client's tier (0: none)")
 	comma := fs.String("comma", ",", "CSV separator, one byte (\\t for tab)")
 	sqlDialect := fs.String("sql", "", "print the measurement as SQL instead: postgres or clickhouse")
 	table := fs.String("table", "", "-sql: table, or schema.table")
@@ -163,7 +166,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(sep) != 1 {
 		return usage("-comma %q: want one byte", *comma)
 	}
-	cfg := accesslog.Config{Format: accesslog.Format(*format), Key: key, Extra: *extra, Fields: fields, Comma: sep[0]}
+	cfg := accesslog.Config{Format: accesslog.Format(*format), Key: key, Extra: *extra, TierExtra: *tierExtra, Fields: fields, Comma: sep[0]}
 	if *top < 1 || *top > 10000 {
 		return usage("-top %d: want 1 to 10000", *top)
 	}

@@ -110,3 +110,43 @@ func TestShadowUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowTierFromLog: a tier logged with each request (here a JSON
+// field) selects the tier's limit: A's 8 requests at once fit paid's
+// burst of 10, B's 8 (no tier) meet the default burst of 5 and lose
+// three, as in TestShadowReplay but with sub-second stamps kept as
+// logged (A at 10.000–10.007 s, B at 10.100–10.107 s: under 0.01 tokens
+// return between them).
+func TestShadowTierFromLog(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, []byte(shadowPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 8 {
+		b.WriteString(`{"time":"2026-11-30T10:00:10.00` + string(rune('0'+i)) + `Z","user":"A","plan":"paid","method":"GET","path":"/"}` + "\n")
+	}
+	for i := range 8 {
+		b.WriteString(`{"time":"2026-11-30T10:00:10.10` + string(rune('0'+i)) + `Z","user":"B","method":"GET","path":"/"}` + "\n")
+	}
+	code, out, errOut := runCmd(t, b.String(), false, fakeClock(0), "-format", "json", "-key", "field:user", "-tier-field", "plan", "-policy", pol, "-json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Shadow struct {
+			Rejected int64
+			Top      []struct {
+				Key, Tier string
+				Rejected  int64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Shadow.Rejected != 3 || len(rep.Shadow.Top) != 1 || rep.Shadow.Top[0].Key != "B" {
+		t.Errorf("shadow %+v, want 3 rejections, all B's", rep.Shadow)
+	}
+}

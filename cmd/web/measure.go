@@ -58,7 +58,7 @@ func handleMeasurePage(c echo.Context) error {
 func measureView(design string) views.MeasureView {
 	return views.MeasureView{
 		Design: design, DesignURL: "/?" + design,
-		Form: views.MeasureForm{Format: "combined", Key: "ip", Extra: "1", Comma: ",", Messages: map[string]string{}},
+		Form: views.MeasureForm{Format: "combined", Key: "ip", Extra: "1", Comma: ",", TierExtra: "0", Messages: map[string]string{}},
 	}
 }
 
@@ -152,9 +152,11 @@ func parseUploadForm(vals url.Values) *logUpload {
 		Format: get("format", "combined"), Key: get("key", "ip"), Extra: get("extra", "1"),
 		TimeField: get("time_field", ""), IPField: get("ip_field", ""), MethodField: get("method_field", ""),
 		PathField: get("path_field", ""), Request: get("request_field", ""), Comma: get("comma", ","),
-		Tiers: vals.Get("tiers"), Messages: map[string]string{},
+		Tiers: vals.Get("tiers"), TierField: get("tier_field", ""), TierExtra: get("tier_extra", "0"),
+		Messages: map[string]string{},
 	}
-	cfg := accesslog.Config{Fields: accesslog.Fields{Time: f.TimeField, IP: f.IPField, Method: f.MethodField, Path: f.PathField, Request: f.Request}}
+	cfg := accesslog.Config{Fields: accesslog.Fields{Time: f.TimeField, IP: f.IPField, Method: f.MethodField, Path: f.PathField,
+		Request: f.Request, Tier: f.TierField}}
 	if !slices.Contains(views.Formats, f.Format) {
 		f.Messages["format"] = fmt.Sprintf("format: %q is not a log format; want combined, json or csv", f.Format)
 	}
@@ -168,6 +170,11 @@ func parseUploadForm(vals url.Values) *logUpload {
 		f.Messages["extra"] = fmt.Sprintf("extra: %q is out of range; want a whole number from 1 to 16", f.Extra)
 	} else {
 		cfg.Extra = n
+	}
+	if n, err := strconv.Atoi(f.TierExtra); err != nil || n < 0 || n > 16 {
+		f.Messages["tier_extra"] = fmt.Sprintf("tier_extra: %q is out of range; want a whole number from 0 (none) to 16", f.TierExtra)
+	} else {
+		cfg.TierExtra = n
 	}
 	comma := f.Comma
 	if comma == `\t` {

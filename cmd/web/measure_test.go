@@ -240,3 +240,35 @@ func TestDesignerLinksToMeasure(t *testing.T) {
 		t.Errorf("the form carries %q, want the design", v)
 	}
 }
+
+// TestMeasureTierField: with the tier field named, a client logged as
+// "paid" is replayed against the paid tier's larger limit (multiplier
+// 10): fewer of its requests would be rejected than when the tier is not
+// read and it gets the default limit.
+func TestMeasureTierField(t *testing.T) {
+	design := "capacity=500&p99=1&tiers.0.name=free&tiers.0.clients=19&tiers.1.name=paid&tiers.1.clients=1&tiers.1.multiplier=10"
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, `{"time":"2026-11-30T10:00:00.%03dZ","user":"big","plan":"paid","method":"GET","path":"/x"}`+"\n", i)
+	}
+	rejected := func(fields [][2]string) int64 {
+		rec := uploadLog(t, config{}, measurePath, append([][2]string{{"design", design}, {"format", "json"}, {"key", "field:user"}}, fields...), b.String())
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %.300s", rec.Code, rec.Body)
+		}
+		var n, total int64
+		fmt.Sscanf(parseHTML(t, rec).Find(`[data-testid="shadow-summary"] strong`).Text(), "%d of %d", &n, &total)
+		if total != 60 {
+			t.Fatalf("replayed %d requests, want 60", total)
+		}
+		return n
+	}
+	asDefault, asPaid := rejected(nil), rejected([][2]string{{"tier_field", "plan"}})
+	if asDefault == 0 || asPaid >= asDefault {
+		t.Errorf("rejections: %d with the default limit, %d as paid; want fewer as paid", asDefault, asPaid)
+	}
+	rec := uploadLog(t, config{}, measurePath, [][2]string{{"design", design}, {"tier_extra", "99"}}, b.String())
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(parseHTML(t, rec).Find(`[data-testid="msg-tier_extra"]`).Text(), "tier_extra") {
+		t.Errorf("tier_extra 99: %d", rec.Code)
+	}
+}
