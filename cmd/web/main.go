@@ -77,6 +77,8 @@ type config struct {
 	// time to upload and measure it; 0 means the defaults.
 	logLimit   int64
 	logTimeout time.Duration
+	// noMetrics leaves /metrics out of the routes.
+	noMetrics bool
 	// readTimeout, writeTimeout and idleTimeout bound each connection (see
 	// http.Server); 0 means the defaults above. Only run uses them.
 	readTimeout, writeTimeout, idleTimeout time.Duration

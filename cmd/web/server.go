@@ -62,7 +62,9 @@ func newServer(cfg config) *echo.Echo {
 	e.POST(lintPath, handleLint)
 	get("/api/openapi.json", handleOpenAPI)
 	get("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache(), precompressed())
-	get("/metrics", m.handler)
+	if !cfg.noMetrics {
+		get("/metrics", m.handler)
+	}
 
 	return e
 }

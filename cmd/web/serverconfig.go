@@ -22,6 +22,7 @@ type serverFlags struct {
 	logLimit       *int64
 	logTimeout     *time.Duration
 	trustedProxies *string
+	noMetrics      *bool
 	readTimeout    *time.Duration
 	writeTimeout   *time.Duration
 	idleTimeout    *time.Duration
@@ -42,6 +43,8 @@ func addServerFlags(fs *flag.FlagSet) serverFlags {
 			"largest access log the measure page accepts, in `bytes`"),
 		logTimeout: fs.Duration("log-timeout", defaultLogTimeout,
 			"longest `duration` to upload and measure one access log"),
+		noMetrics: fs.Bool("no-metrics", false,
+			"do not serve /metrics (the server still counts, for nobody)"),
 		trustedProxies: fs.String("trusted-proxies", "",
 			"comma-separated `addresses or CIDR prefixes` of reverse proxies whose X-Forwarded-For names the client; "+
 				"empty trusts no header and takes the connection's address"),
@@ -89,6 +92,7 @@ func (f serverFlags) apply(cfg *config) error {
 	cfg.trustedProxies = proxies
 	cfg.apiBodyLimit = *f.apiBodyLimit
 	cfg.logLimit, cfg.logTimeout = *f.logLimit, *f.logTimeout
+	cfg.noMetrics = *f.noMetrics
 	cfg.readTimeout, cfg.writeTimeout, cfg.idleTimeout = *f.readTimeout, *f.writeTimeout, *f.idleTimeout
 	return nil
 }

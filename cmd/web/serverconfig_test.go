@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -107,5 +108,33 @@ func TestServerFlagErrors(t *testing.T) {
 				t.Errorf("got %v, want an error naming %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoMetricsAndLogFlags: -no-metrics takes /metrics out of the routes
+// (404) and the other routes stay; -log-limit and -log-timeout reach the
+// config and refuse nonsense.
+func TestNoMetricsAndLogFlags(t *testing.T) {
+	cfg, err := parseServerFlags("-no-metrics", "-log-limit", "2048", "-log-timeout", "30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.noMetrics || cfg.logLimit != 2048 || cfg.logTimeout != 30*time.Second {
+		t.Fatalf("config %+v", cfg)
+	}
+	e := newServer(cfg)
+	if rec := serve(t, e, http.MethodGet, "/metrics"); rec.Code != http.StatusNotFound {
+		t.Errorf("/metrics with -no-metrics: %d, want 404", rec.Code)
+	}
+	if rec := serve(t, e, http.MethodGet, "/healthz"); rec.Code != http.StatusOK {
+		t.Errorf("/healthz: %d", rec.Code)
+	}
+	if rec := serve(t, newServer(config{}), http.MethodGet, "/metrics"); rec.Code != http.StatusOK {
+		t.Errorf("/metrics by default: %d, want 200", rec.Code)
+	}
+	for _, args := range [][]string{{"-log-limit", "0"}, {"-log-timeout", "0s"}} {
+		if _, err := parseServerFlags(args...); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: err %v, want one naming the flag", args, err)
+		}
 	}
 }
