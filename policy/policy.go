@@ -143,6 +143,26 @@ type Response struct {
 	RetryAfter *bool
 }
 
+// Code is the status a rejected client gets: Status, or 429 when unset.
+func (r Response) Code() int {
+	if r.Status == 0 {
+		return 429
+	}
+	return r.Status
+}
+
+// Styles are the header styles sent: Headers, or [ietf] when nil.
+func (r Response) Styles() []HeaderStyle {
+	if r.Headers == nil {
+		return []HeaderStyle{HeadersIETF}
+	}
+	return r.Headers
+}
+
+// SendsRetryAfter reports whether Retry-After is sent: RetryAfter, or true
+// when unset.
+func (r Response) SendsRetryAfter() bool { return r.RetryAfter == nil || *r.RetryAfter }
+
 // Sizing is what the calculator needs beyond the rest of the document:
 // calc.Input's fields, with its defaults and ranges, durations as
 // time.Duration. The designer's design is Service + Sizing + the tiers'

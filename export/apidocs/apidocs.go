@@ -15,7 +15,6 @@ package apidocs
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -136,27 +135,6 @@ func CountedPer(k policy.Key) string {
 	return "API key"
 }
 
-// status is the policy's rejection status.
-func status(p policy.Policy) int {
-	if p.Defaults.Response.Status == 0 {
-		return http.StatusTooManyRequests
-	}
-	return p.Defaults.Response.Status
-}
-
-// styles are the header styles the policy sends.
-func styles(p policy.Policy) []policy.HeaderStyle {
-	if p.Defaults.Response.Headers == nil {
-		return []policy.HeaderStyle{policy.HeadersIETF}
-	}
-	return p.Defaults.Response.Headers
-}
-
-// retryAfter says whether Retry-After is sent.
-func retryAfter(p policy.Policy) bool {
-	return p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
-}
-
 // example is the rejected response of the policy's first limit, with the
 // numbers of calc.HeadersAt: a rested client that used its allowance at
 // calc.DefaultMoment and sent one more.
@@ -171,8 +149,8 @@ func example(p policy.Policy) (export.Limit, calc.Response, error) {
 
 // sent filters h to the forms the policy sends.
 func sent(p policy.Policy, h []calc.Header) []calc.Header {
-	on := map[calc.HeaderForm]bool{calc.FormRetryAfter: retryAfter(p)}
-	for _, s := range styles(p) {
+	on := map[calc.HeaderForm]bool{calc.FormRetryAfter: p.Defaults.Response.SendsRetryAfter()}
+	for _, s := range p.Defaults.Response.Styles() {
 		on[calc.HeaderForm(s)] = true
 	}
 	var out []calc.Header
@@ -204,7 +182,7 @@ func limitMappings(e *export.Export, p policy.Policy, to func(i int, l export.Li
 func styleNotes(p policy.Policy) []string {
 	var out []string
 	on := map[policy.HeaderStyle]bool{}
-	for _, s := range styles(p) {
+	for _, s := range p.Defaults.Response.Styles() {
 		on[s] = true
 	}
 	names := map[policy.HeaderStyle]string{
@@ -217,7 +195,7 @@ func styleNotes(p policy.Policy) []string {
 			out = append(out, fmt.Sprintf("Not documented: %s — defaults.response.headers does not send them.", names[s]))
 		}
 	}
-	if !retryAfter(p) {
+	if !p.Defaults.Response.SendsRetryAfter() {
 		out = append(out, "Not documented: Retry-After — defaults.response.retry_after is false.")
 	}
 	return out

@@ -26,7 +26,7 @@ var Markdown = export.Target{Name: "markdown", Title: "Markdown: rate limits for
 var LimitsHeader = []string{"Applies to", "Counted per", "Limit"}
 
 func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
-	code := status(p)
+	code := p.Defaults.Response.Code()
 	lim, rej, err := example(p)
 	if err != nil {
 		return export.Export{}, &export.Error{Target: "markdown", Field: lim.Field, Reason: err.Error()}
@@ -105,7 +105,7 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	if err != nil {
 		return export.Export{}, &export.Error{Target: "markdown", Field: "sizing.retry", Reason: err.Error()}
 	}
-	if retryAfter(p) {
+	if p.Defaults.Response.SendsRetryAfter() {
 		w("1. Wait at least the `Retry-After` seconds of the rejected response before sending the request again.\n")
 	} else {
 		w("1. The response carries no `Retry-After`; back off as below.\n")
@@ -128,7 +128,7 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	limitMappings(&e, p, func(_ int, l export.Limit) string {
 		return fmt.Sprintf("limits table: %s | %s | %s", AppliesTo(l), CountedPer(l.Key), Phrase(l.Spec))
 	})
-	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, styles(p), retryAfter(p)),
+	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, p.Defaults.Response.Styles(), p.Defaults.Response.SendsRetryAfter()),
 		To: fmt.Sprintf("Response headers: %d headers explained, example %d response", len(headers), code), Fidelity: export.Exact})
 	if p.Defaults.Mode == policy.ModeShadow {
 		e.Add(export.Mapping{Field: "defaults.mode", From: "shadow", To: "\"These limits are being introduced\"", Fidelity: export.Exact,

@@ -42,7 +42,7 @@ var headerDocs = map[string]string{
 }
 
 func renderOpenAPI(p policy.Policy, _ export.Options) (export.Export, error) {
-	code := status(p)
+	code := p.Defaults.Response.Code()
 	lim, rej, err := example(p)
 	if err != nil {
 		return export.Export{}, &export.Error{Target: "openapi", Field: lim.Field, Reason: err.Error()}
@@ -156,7 +156,7 @@ func renderOpenAPI(p policy.Policy, _ export.Options) (export.Export, error) {
 	limitMappings(&e, p, func(i int, l export.Limit) string {
 		return fmt.Sprintf("x-ratelimit.limits[%d]: %s", i, Phrase(l.Spec))
 	})
-	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, styles(p), retryAfter(p)),
+	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, p.Defaults.Response.Styles(), p.Defaults.Response.SendsRetryAfter()),
 		To: fmt.Sprintf("components.responses.TooManyRequests (reference it under %q) with %d headers", strconv.Itoa(code), len(headers)), Fidelity: export.Exact})
 	if p.Defaults.Mode == policy.ModeShadow {
 		e.Add(export.Mapping{Field: "defaults.mode", From: "shadow", To: "the response description says the limits are being introduced", Fidelity: export.Exact})

@@ -329,30 +329,9 @@ func header(p policy.Policy, what string) []string {
 	return h
 }
 
-// status is the policy's rejection status.
-func status(p policy.Policy) int {
-	if p.Defaults.Response.Status == 0 {
-		return 429
-	}
-	return p.Defaults.Response.Status
-}
-
-// retryAfter is whether the policy sends Retry-After.
-func retryAfter(p policy.Policy) bool {
-	return p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
-}
-
-// headerStyles is the policy's rate-limit header styles.
-func headerStyles(p policy.Policy) []policy.HeaderStyle {
-	if p.Defaults.Response.Headers == nil {
-		return []policy.HeaderStyle{policy.HeadersIETF}
-	}
-	return p.Defaults.Response.Headers
-}
-
 // hasStyle is whether the policy asks for header style s.
 func hasStyle(p policy.Policy, s policy.HeaderStyle) bool {
-	for _, h := range headerStyles(p) {
+	for _, h := range p.Defaults.Response.Styles() {
 		if h == s {
 			return true
 		}
@@ -363,10 +342,10 @@ func hasStyle(p policy.Policy, s policy.HeaderStyle) bool {
 // responseFrom is the policy's response as a mapping's From.
 func responseFrom(p policy.Policy) string {
 	var hs []string
-	for _, h := range headerStyles(p) {
+	for _, h := range p.Defaults.Response.Styles() {
 		hs = append(hs, string(h))
 	}
-	return fmt.Sprintf("status=%d headers=[%s] retry_after=%t", status(p), strings.Join(hs, ","), retryAfter(p))
+	return fmt.Sprintf("status=%d headers=[%s] retry_after=%t", p.Defaults.Response.Code(), strings.Join(hs, ","), p.Defaults.Response.SendsRetryAfter())
 }
 
 // enforcement is the policy's service.enforcement as a mapping's From.

@@ -205,13 +205,13 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 	resp := export.Mapping{Field: "defaults.response", From: responseFrom(p), To: "429 with X-RateLimit-Limit/-Remaining/-Reset (draft 03)", Fidelity: export.Exact}
 	var rwhy []string
-	if status(p) != 429 {
-		rwhy = append(rwhy, fmt.Sprintf("a BackendTrafficPolicy's rate limit always answers 429, not %d", status(p)))
+	if p.Defaults.Response.Code() != 429 {
+		rwhy = append(rwhy, fmt.Sprintf("a BackendTrafficPolicy's rate limit always answers 429, not %d", p.Defaults.Response.Code()))
 	}
 	if hasStyle(p, policy.HeadersIETF) || hasStyle(p, policy.HeadersLegacy) {
 		rwhy = append(rwhy, "the gateway sends only X-RateLimit-* (draft 03) headers")
 	}
-	if retryAfter(p) {
+	if p.Defaults.Response.SendsRetryAfter() {
 		rwhy = append(rwhy, "a BackendTrafficPolicy has no Retry-After setting")
 	}
 	if len(rwhy) > 0 {

@@ -196,7 +196,7 @@ func percent(runtimeKey string, n uint32) obj {
 // statusCode is the policy's status as Envoy's StatusCode enum name; ok
 // is false when Envoy has no name for it (and 429 is used).
 func statusCode(p policy.Policy) (name string, ok bool) {
-	if n, ok := statusNames[status(p)]; ok {
+	if n, ok := statusNames[p.Defaults.Response.Code()]; ok {
 		return n, true
 	}
 	return statusNames[429], false
@@ -309,7 +309,7 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 
 	code, known := statusCode(p)
-	xHeaders := len(headerStyles(p)) > 0
+	xHeaders := len(p.Defaults.Response.Styles()) > 0
 	lrl := obj{}.
 		with("@type", typeLocalRL).
 		with("stat_prefix", "http_local_rate_limiter").
@@ -330,7 +330,7 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 	if xHeaders {
 		lrl = lrl.with("enable_x_ratelimit_headers", "DRAFT_VERSION_03")
 	}
-	lrl = lrl.with("enable_retry_after_header", retryAfter(p)).
+	lrl = lrl.with("enable_retry_after_header", p.Defaults.Response.SendsRetryAfter()).
 		note("clients kept per wildcard descriptor (Envoy's default is 20); an evicted client's bucket starts full again",
 			"max_dynamic_descriptors", dynamicDescriptors(p)).
 		with("rate_limits", rateLimits(pls, len(costs) > 0)).
@@ -386,12 +386,12 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 			Why:      fmt.Sprintf("a request to %s %s takes %d tokens from every bucket it meets: the filter's own rate_limits carry hits_addend, read from the matched route's name (hits_addend is honoured there, not in route-level rate_limits)", e.Match.Method, e.Match.Path, e.Cost)})
 	}
 	resp := export.Mapping{Field: "defaults.response", From: responseFrom(p),
-		To:       fmt.Sprintf("status {code: %s}, enable_retry_after_header %t", code, retryAfter(p)),
+		To:       fmt.Sprintf("status {code: %s}, enable_retry_after_header %t", code, p.Defaults.Response.SendsRetryAfter()),
 		Fidelity: export.Exact}
 	var rwhy []string
 	if !known {
 		resp.Fidelity = export.Approximate
-		rwhy = append(rwhy, fmt.Sprintf("Envoy's StatusCode enum has no %d; 429 is sent", status(p)))
+		rwhy = append(rwhy, fmt.Sprintf("Envoy's StatusCode enum has no %d; 429 is sent", p.Defaults.Response.Code()))
 	}
 	if xHeaders {
 		resp.To += ", enable_x_ratelimit_headers DRAFT_VERSION_03"

@@ -208,7 +208,7 @@ func TestLocalValidates(t *testing.T) {
 			if got := c.lrl.GetFilterEnforced().GetDefaultValue().GetNumerator(); got != wantEnforced {
 				t.Errorf("filter_enforced %d%%, want %d%%", got, wantEnforced)
 			}
-			if got, want := int(c.lrl.GetStatus().GetCode()), status(tp.Policy); got != want {
+			if got, want := int(c.lrl.GetStatus().GetCode()), tp.Policy.Defaults.Response.Code(); got != want {
 				t.Errorf("status %d, want %d", got, want)
 			}
 			again, _ := Local.Render(tp.Policy, export.Options{})

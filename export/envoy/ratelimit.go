@@ -122,7 +122,7 @@ func rateLimitFilter(p policy.Policy, o export.Options) obj {
 	if hasStyle(p, policy.HeadersX) || hasStyle(p, policy.HeadersIETF) {
 		f = f.with("enable_x_ratelimit_headers", "DRAFT_VERSION_03")
 	}
-	f = f.with("enable_retry_after_header", retryAfter(p)).
+	f = f.with("enable_retry_after_header", p.Defaults.Response.SendsRetryAfter()).
 		with("rate_limit_service", obj{}.
 			with("grpc_service", obj{}.with("envoy_grpc", obj{}.with("cluster_name", "ratelimit"))).
 			with("transport_api_version", "V3")).
@@ -182,11 +182,11 @@ func renderRateLimitService(p policy.Policy, o export.Options) (export.Export, e
 	}
 	code, known := statusCode(p)
 	resp := export.Mapping{Field: "defaults.response", From: responseFrom(p), Fidelity: export.Exact,
-		To: fmt.Sprintf("Envoy ratelimit filter: rate_limited_status {code: %s}, enable_retry_after_header %t", code, retryAfter(p))}
+		To: fmt.Sprintf("Envoy ratelimit filter: rate_limited_status {code: %s}, enable_retry_after_header %t", code, p.Defaults.Response.SendsRetryAfter())}
 	var rwhy []string
 	if !known {
 		resp.Fidelity = export.Approximate
-		rwhy = append(rwhy, fmt.Sprintf("Envoy's StatusCode enum has no %d; 429 is sent", status(p)))
+		rwhy = append(rwhy, fmt.Sprintf("Envoy's StatusCode enum has no %d; 429 is sent", p.Defaults.Response.Code()))
 	}
 	if hasStyle(p, policy.HeadersX) || hasStyle(p, policy.HeadersIETF) {
 		resp.To += ", enable_x_ratelimit_headers DRAFT_VERSION_03"

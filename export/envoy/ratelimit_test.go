@@ -158,7 +158,7 @@ func TestRateLimitFilterValidates(t *testing.T) {
 			if rl.GetDomain() != domain(tp.Policy) {
 				t.Errorf("domain %q, want %q", rl.GetDomain(), domain(tp.Policy))
 			}
-			if got, want := int(rl.GetRateLimitedStatus().GetCode()), status(tp.Policy); got != want {
+			if got, want := int(rl.GetRateLimitedStatus().GetCode()), tp.Policy.Defaults.Response.Code(); got != want {
 				t.Errorf("status %d, want %d", got, want)
 			}
 		})

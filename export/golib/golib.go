@@ -130,24 +130,7 @@ func policyMappings(ex *export.Export, p policy.Policy, shared bool, costWhy str
 				Why: costWhy})
 		}
 	}
-	r := p.Defaults.Response
-	status := r.Status
-	if status == 0 {
-		status = 429
-	}
-	styles := r.Headers
-	if styles == nil {
-		styles = []policy.HeaderStyle{policy.HeadersIETF}
-	}
-	var names []string
-	for _, s := range styles {
-		names = append(names, string(s))
-	}
-	retry := r.RetryAfter == nil || *r.RetryAfter
-	ex.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers [%s], retry_after %t", status, strings.Join(names, ", "), retry),
-		To:       fmt.Sprintf("rejectStatus = %d, headers %s, sendRetryAfter = %t", status, strings.Join(names, "+"), retry),
-		Fidelity: export.Exact,
-		Why:      "the middleware sets the headers from the binding limit's decision (remaining, reset and Retry-After in whole seconds, rounded up)"})
+	ex.Add(snippet.ResponseMapping(p))
 
 	n := max(1, p.Service.Replicas)
 	enf := p.Service.Enforcement

@@ -112,16 +112,10 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 			To: fmt.Sprintf("table %s: %s, sc%d", pl.table, c.To(), pl.slot), Fidelity: c.Fidelity, Why: why})
 	}
 
-	status := p.Defaults.Response.Status
-	if status == 0 {
-		status = http.StatusTooManyRequests
-	}
-	styles := p.Defaults.Response.Headers
-	if styles == nil {
-		styles = []policy.HeaderStyle{policy.HeadersIETF}
-	}
+	status := p.Defaults.Response.Code()
+	styles := p.Defaults.Response.Styles()
 	ietf := slices.Contains(styles, policy.HeadersIETF)
-	retry := p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
+	retry := p.Defaults.Response.SendsRetryAfter()
 	shadow := p.Defaults.Mode == policy.ModeShadow
 
 	// Endpoint costs the file counts.

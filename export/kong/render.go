@@ -43,10 +43,7 @@ func plan(p policy.Policy, o export.Options) *layout {
 	}
 	lo.redis = p.Service.Replicas > 1 && p.Service.Enforcement != calc.Local
 	lo.fault = p.Service.OnStoreFailure != policy.FailClosed
-	lo.status = p.Defaults.Response.Status
-	if lo.status == 0 {
-		lo.status = 429
-	}
+	lo.status = p.Defaults.Response.Code()
 	var def, global *plugin
 	endpointLimit := map[int]*plugin{}
 	for _, l := range export.Limits(p) {
@@ -346,7 +343,7 @@ func (lo *layout) responseMapping() export.Mapping {
 		headers = []policy.HeaderStyle{policy.HeadersIETF}
 	}
 	m := export.Mapping{Field: "defaults.response",
-		From:     fmt.Sprintf("status=%d headers=%v retry_after=%v", lo.status, headers, r.RetryAfter == nil || *r.RetryAfter),
+		From:     fmt.Sprintf("status=%d headers=%v retry_after=%v", lo.status, headers, r.SendsRetryAfter()),
 		To:       fmt.Sprintf("error_code: %d, hide_client_headers: false (RateLimit-Limit/-Remaining/-Reset, X-RateLimit-*-<Unit>, Retry-After)", lo.status),
 		Fidelity: export.Exact}
 	for _, h := range headers {

@@ -179,18 +179,12 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 
 	// Response.
-	status := p.Defaults.Response.Status
-	if status == 0 {
-		status = http.StatusTooManyRequests
-	}
-	styles := p.Defaults.Response.Headers
-	if styles == nil {
-		styles = []policy.HeaderStyle{policy.HeadersIETF}
-	}
+	status := p.Defaults.Response.Code()
+	styles := p.Defaults.Response.Styles()
 	// RateLimit-Policy names the client's own limit, so it needs one.
 	ietf := slices.Contains(styles, policy.HeadersIETF) &&
 		slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeDefault || l.Scope == export.ScopeTier })
-	retry := p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
+	retry := p.Defaults.Response.SendsRetryAfter()
 	var retryAfter int64 = 1
 	for _, l := range lims {
 		retryAfter = max(retryAfter, l.param.RetryAfter())

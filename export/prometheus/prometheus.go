@@ -251,7 +251,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		modeWhy = src.why
 	}
 	e.Add(export.Mapping{Field: "defaults.mode", From: string(mode(p)), To: modeTo, Fidelity: modeFid, Why: modeWhy})
-	e.Add(export.Mapping{Field: "defaults.response.status", From: strconv.Itoa(status(p)), To: "rejections are counted by " + orNone(src.rejected),
+	e.Add(export.Mapping{Field: "defaults.response.status", From: strconv.Itoa(p.Defaults.Response.Code()), To: "rejections are counted by " + orNone(src.rejected),
 		Fidelity: export.Exact, Why: "the rules select the limiter's own rejection counter or the policy's status code"})
 	if len(export.Costs(p)) > 0 {
 		e.Add(export.Mapping{Field: "endpoints[].cost", From: "costs > 1", To: "shares count requests, not tokens",
@@ -323,7 +323,7 @@ func literal(s string) string {
 // sourceFor is how gateway gw shows rejections and store errors.
 func sourceFor(gw string, p policy.Policy, o export.Options) source {
 	shadow := p.Defaults.Mode == policy.ModeShadow
-	code := strconv.Itoa(status(p))
+	code := strconv.Itoa(p.Defaults.Response.Code())
 	shared := p.Service.Replicas > 1 && p.Service.Enforcement != calc.Local
 	var s source
 	switch gw {
@@ -524,13 +524,6 @@ func withMatcher(sel, m string) string {
 		return strings.TrimSuffix(sel, "}") + "," + m + "}"
 	}
 	return sel + "{" + m + "}"
-}
-
-func status(p policy.Policy) int {
-	if p.Defaults.Response.Status == 0 {
-		return 429
-	}
-	return p.Defaults.Response.Status
 }
 
 func mode(p policy.Policy) policy.Mode {

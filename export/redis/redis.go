@@ -209,7 +209,7 @@ func addPolicyMappings(ex *export.Export, p policy.Policy, store string) {
 				Why: "the cost is passed to every limit the request passes (client, endpoint, global)"})
 		}
 	}
-	ex.Add(responseMapping(p))
+	ex.Add(snippet.ResponseMapping(p))
 	n := max(1, p.Service.Replicas)
 	enf := p.Service.Enforcement
 	if enf == "" {
@@ -233,28 +233,6 @@ func addPolicyMappings(ex *export.Export, p policy.Policy, store string) {
 		fm.To = "failClosed = false: a Redis error is logged and the request passes"
 	}
 	ex.Add(fm)
-}
-
-// responseMapping maps defaults.response to the middleware.
-func responseMapping(p policy.Policy) export.Mapping {
-	r := p.Defaults.Response
-	status := r.Status
-	if status == 0 {
-		status = 429
-	}
-	styles := r.Headers
-	if styles == nil {
-		styles = []policy.HeaderStyle{policy.HeadersIETF}
-	}
-	var names []string
-	for _, s := range styles {
-		names = append(names, string(s))
-	}
-	retry := r.RetryAfter == nil || *r.RetryAfter
-	return export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers [%s], retry_after %t", status, strings.Join(names, ", "), retry),
-		To:       fmt.Sprintf("rejectStatus = %d, headers %s, sendRetryAfter = %t", status, strings.Join(names, "+"), retry),
-		Fidelity: export.Exact,
-		Why:      "the middleware sets the headers from the binding limit's decision (remaining, reset and Retry-After in whole seconds, rounded up)"}
 }
 
 // ident is the Go identifier stem of an algorithm: tokenBucket.

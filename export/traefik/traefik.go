@@ -435,15 +435,8 @@ func (pl *plan) mappings(classes []class, costLimit map[[2]int]*limiter) {
 // 429 with Retry-After and X-Retry-In, and sends no RateLimit headers.
 func (pl *plan) responseMapping() export.Mapping {
 	r := pl.p.Defaults.Response
-	status := r.Status
-	if status == 0 {
-		status = 429
-	}
-	headers := r.Headers
-	if headers == nil {
-		headers = []policy.HeaderStyle{policy.HeadersIETF}
-	}
-	from := fmt.Sprintf("status=%d headers=%v retry_after=%v", status, headers, r.RetryAfter == nil || *r.RetryAfter)
+	status, headers := r.Code(), r.Styles()
+	from := fmt.Sprintf("status=%d headers=%v retry_after=%v", status, headers, r.SendsRetryAfter())
 	m := export.Mapping{Field: "defaults.response", From: from, To: "429, Retry-After (whole seconds), X-Retry-In", Fidelity: export.Exact}
 	var why []string
 	if status != 429 {

@@ -435,3 +435,19 @@ func seconds(d time.Duration) int64 {
 
 {{.Body}}
 `))
+
+// ResponseMapping is the mapping of defaults.response in every generated
+// middleware: the policy's status, header styles and Retry-After, sent as
+// they are.
+func ResponseMapping(p policy.Policy) export.Mapping {
+	r := p.Defaults.Response
+	status, retry := r.Code(), r.SendsRetryAfter()
+	var names []string
+	for _, s := range r.Styles() {
+		names = append(names, string(s))
+	}
+	return export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers [%s], retry_after %t", status, strings.Join(names, ", "), retry),
+		To:       fmt.Sprintf("rejectStatus = %d, headers %s, sendRetryAfter = %t", status, strings.Join(names, "+"), retry),
+		Fidelity: export.Exact,
+		Why:      "the middleware sets the headers from the binding limit's decision (remaining, reset and Retry-After in whole seconds, rounded up)"}
+}
