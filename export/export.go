@@ -397,6 +397,27 @@ func PerInstance(p policy.Policy, s algorithms.Spec) (algorithms.Spec, string) {
 	return out, fmt.Sprintf("the target counts in each of the %d replicas, so each enforces 1/%d of the shared limit (%s): exact only when the balancer spreads each client's requests evenly", n, n, out)
 }
 
+// InstanceEnforcement maps service.enforcement for a target that counts in
+// each of its instances ("nginx", "HAProxy"), as PerInstance divides the
+// limits: a shared limit over several replicas is divided among them
+// (approximate; sharedWhy says why the instances cannot share), a local
+// one is whole in each (localWhy), and one replica is exact.
+func InstanceEnforcement(p policy.Policy, instance, sharedWhy, localWhy string) Mapping {
+	n, enf := max(1, p.Service.Replicas), p.Service.Enforcing()
+	m := Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, replicas=%d", enf, n), Fidelity: Exact}
+	switch {
+	case n > 1 && enf != calc.Local:
+		m.To, m.Fidelity = fmt.Sprintf("each of %d %s instances enforces 1/%d of every limit", n, instance, n), Approximate
+		m.Why = sharedWhy
+	case n > 1:
+		m.To = fmt.Sprintf("each %s instance enforces the whole limit", instance)
+		m.Why = localWhy
+	default:
+		m.To = fmt.Sprintf("one %s instance enforces the whole limit", instance)
+	}
+	return m
+}
+
 // num formats a float the shortest way that reads back the same.
 func num(f float64) string { return fmt.Sprint(f) }
 

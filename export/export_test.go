@@ -299,3 +299,21 @@ func TestLimitNamesUnique(t *testing.T) {
 		}
 	}
 }
+
+func TestInstanceEnforcement(t *testing.T) {
+	tests := []struct {
+		svc      policy.Service
+		to, why  string
+		fidelity export.Fidelity
+	}{
+		{policy.Service{Replicas: 3}, "each of 3 gw instances enforces 1/3 of every limit", "shared why", export.Approximate},
+		{policy.Service{Replicas: 3, Enforcement: "local"}, "each gw instance enforces the whole limit", "local why", export.Exact},
+		{policy.Service{}, "one gw instance enforces the whole limit", "", export.Exact},
+	}
+	for _, tt := range tests {
+		m := export.InstanceEnforcement(policy.Policy{Service: tt.svc}, "gw", "shared why", "local why")
+		if m.Field != "service.enforcement" || m.To != tt.to || m.Why != tt.why || m.Fidelity != tt.fidelity {
+			t.Errorf("%+v: %+v, want %q %q %s", tt.svc, m, tt.to, tt.why, tt.fidelity)
+		}
+	}
+}

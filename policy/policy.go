@@ -81,6 +81,22 @@ type Service struct {
 	OnStoreFailure StoreFailure
 }
 
+// Enforcing is Enforcement, or shared when unset.
+func (s Service) Enforcing() calc.Enforcement {
+	if s.Enforcement == "" {
+		return calc.Shared
+	}
+	return s.Enforcement
+}
+
+// StoreFailureMode is OnStoreFailure, or fail_open when unset.
+func (s Service) StoreFailureMode() StoreFailure {
+	if s.OnStoreFailure == "" {
+		return FailOpen
+	}
+	return s.OnStoreFailure
+}
+
 // StoreFailure is what happens when the shared store is unreachable.
 type StoreFailure string
 
@@ -131,6 +147,14 @@ type Defaults struct {
 	// Limit is the per-client limit of clients in no tier; tier
 	// multipliers scale it.
 	Limit algorithms.Spec
+}
+
+// EffectiveMode is Mode, or enforce when unset.
+func (d Defaults) EffectiveMode() Mode {
+	if d.Mode == "" {
+		return ModeEnforce
+	}
+	return d.Mode
 }
 
 // Response is what a rejected client receives.

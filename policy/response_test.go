@@ -12,3 +12,16 @@ func TestResponseDefaults(t *testing.T) {
 		t.Errorf("set response: %d %v %v, want 503 [] false", set.Code(), set.Styles(), set.SendsRetryAfter())
 	}
 }
+
+func TestServiceAndModeDefaults(t *testing.T) {
+	var s Service
+	var d Defaults
+	if s.Enforcing() != "shared" || s.StoreFailureMode() != FailOpen || d.EffectiveMode() != ModeEnforce {
+		t.Errorf("zero: %q %q %q, want shared fail_open enforce", s.Enforcing(), s.StoreFailureMode(), d.EffectiveMode())
+	}
+	s = Service{Enforcement: "local", OnStoreFailure: FailClosed}
+	d = Defaults{Mode: ModeShadow}
+	if s.Enforcing() != "local" || s.StoreFailureMode() != FailClosed || d.EffectiveMode() != ModeShadow {
+		t.Errorf("set: %q %q %q, want local fail_closed shadow", s.Enforcing(), s.StoreFailureMode(), d.EffectiveMode())
+	}
+}

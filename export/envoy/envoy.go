@@ -350,25 +350,5 @@ func responseFrom(p policy.Policy) string {
 
 // enforcement is the policy's service.enforcement as a mapping's From.
 func enforcement(p policy.Policy) string {
-	e := string(p.Service.Enforcement)
-	if e == "" {
-		e = "shared"
-	}
-	return fmt.Sprintf("enforcement=%s replicas=%d", e, max(1, p.Service.Replicas))
-}
-
-// mode is the policy's defaults.mode.
-func mode(p policy.Policy) string {
-	if p.Defaults.Mode == "" {
-		return string(policy.ModeEnforce)
-	}
-	return string(p.Defaults.Mode)
-}
-
-// storeFailure is the policy's service.on_store_failure.
-func storeFailure(p policy.Policy) policy.StoreFailure {
-	if p.Service.OnStoreFailure == "" {
-		return policy.FailOpen
-	}
-	return p.Service.OnStoreFailure
+	return fmt.Sprintf("enforcement=%s replicas=%d", p.Service.Enforcing(), max(1, p.Service.Replicas))
 }

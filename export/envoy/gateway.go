@@ -182,10 +182,10 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 		"Apply: kubectl apply -f "+ex.Filename+" (needs global rate limiting enabled in the EnvoyGateway config)."), body)
 
 	if shadow {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadowMode: true on every rule", Fidelity: export.Exact,
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: "shadowMode: true on every rule", Fidelity: export.Exact,
 			Why: "the rate limit service counts and reports over-limit requests but lets them through"})
 	} else {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadowMode unset", Fidelity: export.Exact})
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: "shadowMode unset", Fidelity: export.Exact})
 	}
 	for i, e := range p.Endpoints {
 		if e.Cost <= 1 {
@@ -226,8 +226,8 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 		enf.Why = fmt.Sprintf("the policy enforces each limit in each of %d replicas; global rules enforce it once across them (local rules would count per replica, but always with burst = one unit's worth and at most 16 rules)", p.Service.Replicas)
 	}
 	ex.Add(enf)
-	failClosed := storeFailure(p) == policy.FailClosed
-	ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(storeFailure(p)),
+	failClosed := p.Service.StoreFailureMode() == policy.FailClosed
+	ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(p.Service.StoreFailureMode()),
 		To: fmt.Sprintf("EnvoyGateway config rateLimit.failClosed: %t", failClosed), Fidelity: export.Exact,
 		Why: "set in the EnvoyGateway configuration, not in the BackendTrafficPolicy (see Notes)"})
 
@@ -236,7 +236,7 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 		with("kind", "EnvoyGateway").
 		with("rateLimit", obj{}.
 			with("backend", obj{}.with("type", "Redis").with("redis", obj{}.with("url", "redis.redis-system.svc.cluster.local:6379"))).
-			note("on_store_failure: "+string(storeFailure(p)), "failClosed", failClosed)))
+			note("on_store_failure: "+string(p.Service.StoreFailureMode()), "failClosed", failClosed)))
 	ex.Notes = []string{
 		fmt.Sprintf("Applies to the HTTPRoute %q in namespace default: edit targetRefs and metadata.namespace to match your route.", name),
 		"Global rate limiting must be enabled in the EnvoyGateway configuration (the envoy-gateway-config ConfigMap), with a Redis backend; on_store_failure maps to failClosed there:\n" + string(eg),

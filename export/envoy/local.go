@@ -370,11 +370,11 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 
 	// Policy-level mappings.
 	if shadow {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), Fidelity: export.Exact,
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), Fidelity: export.Exact,
 			To:  "filter_enforced 0%, request_headers_to_add_when_not_enforced " + shadowHeader + ": true",
 			Why: "every limit is checked and counted (stat http_local_rate_limit.rate_limited) but no request is rejected; the would-be rejections reach the upstream marked " + shadowHeader})
 	} else {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "filter_enabled 100%, filter_enforced 100%", Fidelity: export.Exact})
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: "filter_enabled 100%, filter_enforced 100%", Fidelity: export.Exact})
 	}
 	for i, e := range p.Endpoints {
 		if e.Cost <= 1 {
@@ -413,7 +413,7 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 	ex.Add(enf)
 	if p.Service.OnStoreFailure != "" {
-		ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(storeFailure(p)), To: "no store",
+		ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(p.Service.StoreFailureMode()), To: "no store",
 			Fidelity: export.Exact, Why: "the buckets live in each Envoy process: there is no store to fail"})
 	}
 

@@ -117,7 +117,7 @@ func rateLimitFilter(p policy.Policy, o export.Options) obj {
 		with("domain", domain(p)).
 		with("stat_prefix", "ratelab").
 		with("timeout", "0.02s").
-		note("on_store_failure: "+string(storeFailure(p)), "failure_mode_deny", storeFailure(p) == policy.FailClosed).
+		note("on_store_failure: "+string(p.Service.StoreFailureMode()), "failure_mode_deny", p.Service.StoreFailureMode() == policy.FailClosed).
 		with("rate_limited_status", obj{}.with("code", code))
 	if hasStyle(p, policy.HeadersX) || hasStyle(p, policy.HeadersIETF) {
 		f = f.with("enable_x_ratelimit_headers", "DRAFT_VERSION_03")
@@ -166,10 +166,10 @@ func renderRateLimitService(p policy.Policy, o export.Options) (export.Export, e
 	ex.Body = document(header(p, "envoyproxy/ratelimit service configuration"), body)
 
 	if shadow {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadow_mode: true on every limit", Fidelity: export.Exact,
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: "shadow_mode: true on every limit", Fidelity: export.Exact,
 			Why: "the service counts and reports over-limit requests (stats shadow_mode) but answers OK"})
 	} else {
-		ex.Add(export.Mapping{Field: "defaults.mode", From: mode(p), To: "shadow_mode unset", Fidelity: export.Exact})
+		ex.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: "shadow_mode unset", Fidelity: export.Exact})
 	}
 	for i, e := range p.Endpoints {
 		if e.Cost <= 1 {
@@ -207,8 +207,8 @@ func renderRateLimitService(p policy.Policy, o export.Options) (export.Export, e
 		enf.Why = fmt.Sprintf("the policy enforces each limit in each of %d replicas; the service enforces it once across them, so a client spread over replicas gets less", p.Service.Replicas)
 	}
 	ex.Add(enf)
-	ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(storeFailure(p)),
-		To:       fmt.Sprintf("Envoy ratelimit filter failure_mode_deny: %t", storeFailure(p) == policy.FailClosed),
+	ex.Add(export.Mapping{Field: "service.on_store_failure", From: string(p.Service.StoreFailureMode()),
+		To:       fmt.Sprintf("Envoy ratelimit filter failure_mode_deny: %t", p.Service.StoreFailureMode() == policy.FailClosed),
 		Fidelity: export.Exact,
 		Why:      "when the service or its Redis does not answer within the timeout, Envoy lets the request through (false) or answers 500 (true, status_on_error)"})
 

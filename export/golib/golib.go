@@ -133,15 +133,9 @@ func policyMappings(ex *export.Export, p policy.Policy, shared bool, costWhy str
 	ex.Add(snippet.ResponseMapping(p))
 
 	n := max(1, p.Service.Replicas)
-	enf := p.Service.Enforcement
-	if enf == "" {
-		enf = calc.Shared
-	}
+	enf := p.Service.Enforcing()
 	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, %d replicas", enf, n), Fidelity: export.Exact}
-	fail := p.Service.OnStoreFailure
-	if fail == "" {
-		fail = policy.FailOpen
-	}
+	fail := p.Service.StoreFailureMode()
 	fm := export.Mapping{Field: "service.on_store_failure", From: string(fail), Fidelity: export.Exact}
 	switch {
 	case shared:

@@ -281,23 +281,9 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		}
 		ex.Add(m)
 	}
-	replicas := max(1, p.Service.Replicas)
-	enf := p.Service.Enforcement
-	if enf == "" {
-		enf = "shared"
-	}
-	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, replicas=%d", enf, replicas), Fidelity: export.Exact}
-	switch {
-	case replicas > 1 && enf != "local":
-		em.To, em.Fidelity = fmt.Sprintf("each of %d HAProxy instances enforces 1/%d of every limit", replicas, replicas), export.Approximate
-		em.Why = "stick tables live in each instance; a peers section copies entries between instances but does not add their counts, so the shared limit is divided over the replicas: exact only when the balancer spreads each client evenly"
-	case replicas > 1:
-		em.To = "each HAProxy instance enforces the whole limit"
-		em.Why = "the policy enforces locally, and stick tables are per instance"
-	default:
-		em.To = "one HAProxy instance enforces the whole limit"
-	}
-	ex.Add(em)
+	ex.Add(export.InstanceEnforcement(p, "HAProxy",
+		"stick tables live in each instance; a peers section copies entries between instances but does not add their counts, so the shared limit is divided over the replicas: exact only when the balancer spreads each client evenly",
+		"the policy enforces locally, and stick tables are per instance"))
 
 	ex.Notes = []string{
 		fmt.Sprintf("A complete haproxy.cfg: it listens on %s and forwards to %s. Add your global settings (logging, user, maxconn), then check it with haproxy -c -f haproxy.cfg and reload.", listen, o.Upstream),

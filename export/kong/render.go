@@ -301,10 +301,7 @@ func (lo *layout) mappings(e *export.Export) {
 		e.Add(export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("shared, %d replicas", n),
 			To: fmt.Sprintf("policy: redis (redis.host %s, port %d: placeholders)", RedisHost, RedisPort), Fidelity: export.Exact,
 			Why: "every Kong node counts in one Redis; sync_rate -1 counts synchronously"})
-		f := p.Service.OnStoreFailure
-		if f == "" {
-			f = policy.FailOpen
-		}
+		f := p.Service.StoreFailureMode()
 		e.Add(export.Mapping{Field: "service.on_store_failure", From: string(f), To: fmt.Sprintf("fault_tolerant: %v", lo.fault), Fidelity: export.Exact,
 			Why: map[bool]string{true: "Kong proxies requests while Redis is unreachable", false: "Kong answers 500 while Redis is unreachable"}[lo.fault]})
 	case p.Service.Enforcement == calc.Local:

@@ -299,23 +299,9 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		}
 		ex.Add(m)
 	}
-	replicas := max(1, p.Service.Replicas)
-	enf := p.Service.Enforcement
-	if enf == "" {
-		enf = "shared"
-	}
-	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, replicas=%d", enf, replicas), Fidelity: export.Exact}
-	switch {
-	case replicas > 1 && enf != "local":
-		em.To, em.Fidelity = fmt.Sprintf("each of %d nginx instances enforces 1/%d of every limit", replicas, replicas), export.Approximate
-		em.Why = "nginx keeps its counters in each instance's shared memory (zone sync is NGINX Plus only), so the shared limit is divided over the replicas: exact only when the balancer spreads each client evenly"
-	case replicas > 1:
-		em.To = "each nginx instance enforces the whole limit"
-		em.Why = "the policy enforces locally, and nginx counts per instance"
-	default:
-		em.To = "one nginx instance enforces the whole limit"
-	}
-	ex.Add(em)
+	ex.Add(export.InstanceEnforcement(p, "nginx",
+		"nginx keeps its counters in each instance's shared memory (zone sync is NGINX Plus only), so the shared limit is divided over the replicas: exact only when the balancer spreads each client evenly",
+		"the policy enforces locally, and nginx counts per instance"))
 
 	ex.Notes = []string{
 		fmt.Sprintf("Include %s inside the http {} block (on Debian: /etc/nginx/conf.d/), then run nginx -t and nginx -s reload. It defines its own server on %s proxying to %s; one ratelab policy per http block, since zone and variable names are fixed.", ex.Filename, o.Listen, o.Upstream),

@@ -211,7 +211,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	e.Add(export.Mapping{Field: "alerts.no_rejections", From: "a limit that never rejects over " + neverWindow,
 		To: neverTo, Fidelity: src.fidelity, Why: src.why})
 	if src.store != nil {
-		e.Add(export.Mapping{Field: "service.on_store_failure", From: string(storeFailure(p)),
+		e.Add(export.Mapping{Field: "service.on_store_failure", From: string(p.Service.StoreFailureMode()),
 			To: src.store.alert + ": " + oneLine(src.store.expr), Fidelity: src.store.fidelity, Why: src.store.why})
 	} else {
 		e.Notes = append(e.Notes, fmt.Sprintf("Store errors: n/a — %s keeps its counters in each instance, so there is no shared store to fail and no store alert.", gw))
@@ -250,7 +250,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	if shadow {
 		modeWhy = src.why
 	}
-	e.Add(export.Mapping{Field: "defaults.mode", From: string(mode(p)), To: modeTo, Fidelity: modeFid, Why: modeWhy})
+	e.Add(export.Mapping{Field: "defaults.mode", From: string(p.Defaults.EffectiveMode()), To: modeTo, Fidelity: modeFid, Why: modeWhy})
 	e.Add(export.Mapping{Field: "defaults.response.status", From: strconv.Itoa(p.Defaults.Response.Code()), To: "rejections are counted by " + orNone(src.rejected),
 		Fidelity: export.Exact, Why: "the rules select the limiter's own rejection counter or the policy's status code"})
 	if len(export.Costs(p)) > 0 {
@@ -394,7 +394,7 @@ func sourceFor(gw string, p policy.Policy, o export.Options) source {
 				description: "redis_exporter cannot reach Redis at {{ $labels.instance }}. Traefik answers 500 to every request its Redis-backed rateLimit middleware cannot check (it fails closed).",
 				fidelity:    export.Approximate,
 				why:         "Traefik exposes no store-error metric and fails closed (500) on Redis errors whatever the policy says; the rule watches Redis itself through redis_exporter's redis_up"}
-			if storeFailure(p) == policy.FailOpen {
+			if p.Service.StoreFailureMode() == policy.FailOpen {
 				s.store.why += "; the policy's fail_open is not what Traefik does"
 			}
 		}
@@ -420,7 +420,7 @@ func sourceFor(gw string, p policy.Policy, o export.Options) source {
 				fidelity: export.Approximate,
 				why:      "Kong's prometheus plugin exposes no rate-limiting store errors (they are only logged); the rule watches Redis itself through redis_exporter's redis_up",
 				summary:  "The rate limit's Redis is unreachable"}
-			if storeFailure(p) == policy.FailOpen {
+			if p.Service.StoreFailureMode() == policy.FailOpen {
 				s.store.description = "redis_exporter cannot reach Redis at {{ $labels.instance }}. Kong's rate-limiting plugin (fault_tolerant: true) lets every request through while Redis is down: limits are not enforced."
 			} else {
 				s.store.description = "redis_exporter cannot reach Redis at {{ $labels.instance }}. Kong's rate-limiting plugin (fault_tolerant: false) answers 500 while Redis is down."
@@ -461,7 +461,7 @@ func envoyGlobal(p policy.Policy, shadow bool) source {
 		s.fidelity = export.Approximate
 		s.why = "a shadow_mode descriptor answers OK to Envoy, so only the ratelimit service counts would-be rejections: ratelimit.service.rate_limit.<domain>.<key>.shadow_mode, whose Prometheus name and labels (ratelimit_service_rate_limit_shadow_mode{domain, key1}) come from the statsd_exporter mapping the service ships"
 	}
-	if storeFailure(p) == policy.FailOpen {
+	if p.Service.StoreFailureMode() == policy.FailOpen {
 		s.store = &storeRule{alert: AlertStoreErrors, forDur: storeFor, severity: "warning",
 			expr:        fmt.Sprintf("sum by (envoy_cluster_name) (rate(envoy_cluster_ratelimit_failure_mode_allowed[%s])) > 0", storeWindow),
 			summary:     "Rate limits are not enforced: the ratelimit service is failing and Envoy fails open",
@@ -504,8 +504,8 @@ func goSource(gw string, p policy.Policy, shadow, shared bool) source {
 	st := &storeRule{alert: AlertStoreErrors, forDur: storeFor,
 		expr:     fmt.Sprintf("sum by (%s) (rate(%s[%s])) > 0", LimitLabel, StoreErrorsMetric, storeWindow),
 		fidelity: export.Exact,
-		why:      fmt.Sprintf("the snippet counts every store error in %s{%s} before it fails %s", StoreErrorsMetric, LimitLabel, strings.TrimPrefix(string(storeFailure(p)), "fail_"))}
-	if storeFailure(p) == policy.FailOpen {
+		why:      fmt.Sprintf("the snippet counts every store error in %s{%s} before it fails %s", StoreErrorsMetric, LimitLabel, strings.TrimPrefix(string(p.Service.StoreFailureMode()), "fail_"))}
+	if p.Service.StoreFailureMode() == policy.FailOpen {
 		st.severity = "warning"
 		st.summary = "Rate limits are not enforced: the store is failing and the limiter fails open"
 		st.description = "Limit {{ $labels.limit }} met {{ $value | humanize }} store errors/s and let those requests through unchecked (on_store_failure: fail_open)."
@@ -524,20 +524,6 @@ func withMatcher(sel, m string) string {
 		return strings.TrimSuffix(sel, "}") + "," + m + "}"
 	}
 	return sel + "{" + m + "}"
-}
-
-func mode(p policy.Policy) policy.Mode {
-	if p.Defaults.Mode == "" {
-		return policy.ModeEnforce
-	}
-	return p.Defaults.Mode
-}
-
-func storeFailure(p policy.Policy) policy.StoreFailure {
-	if p.Service.OnStoreFailure == "" {
-		return policy.FailOpen
-	}
-	return p.Service.OnStoreFailure
 }
 
 func orNone(s string) string {

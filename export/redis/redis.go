@@ -211,10 +211,7 @@ func addPolicyMappings(ex *export.Export, p policy.Policy, store string) {
 	}
 	ex.Add(snippet.ResponseMapping(p))
 	n := max(1, p.Service.Replicas)
-	enf := p.Service.Enforcement
-	if enf == "" {
-		enf = calc.Shared
-	}
+	enf := p.Service.Enforcing()
 	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, %d replicas", enf, n), To: "one shared state in Redis for every replica",
 		Fidelity: export.Exact, Why: store + " keep one state per client for all replicas"}
 	if enf == calc.Local && n > 1 {
@@ -222,10 +219,7 @@ func addPolicyMappings(ex *export.Export, p policy.Policy, store string) {
 		em.Why = fmt.Sprintf("the policy enforces each limit in each of the %d replicas (%d× the limit in total); %s share one state, so the service admits each limit once", n, n, store)
 	}
 	ex.Add(em)
-	fail := p.Service.OnStoreFailure
-	if fail == "" {
-		fail = policy.FailOpen
-	}
+	fail := p.Service.StoreFailureMode()
 	fm := export.Mapping{Field: "service.on_store_failure", From: string(fail), Fidelity: export.Exact}
 	if fail == policy.FailClosed {
 		fm.To = "failClosed = true: a Redis error rejects the request with 503 and Retry-After: 1"

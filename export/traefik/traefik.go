@@ -415,10 +415,7 @@ func (pl *plan) mappings(classes []class, costLimit map[[2]int]*limiter) {
 		e.Add(export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("shared, %d replicas", n),
 			To:       fmt.Sprintf("in-memory buckets, limits divided by %d; a redis block (v3.4+) with the undivided limits is offered commented out", n),
 			Fidelity: export.Approximate, Why: fmt.Sprintf("each of the %d Traefik instances enforces 1/%d of every limit: exact only when the balancer spreads each client evenly; uncomment the Redis variant for one shared bucket", n, n)})
-		f := p.Service.OnStoreFailure
-		if f == "" {
-			f = policy.FailOpen
-		}
+		f := p.Service.StoreFailureMode()
 		m := export.Mapping{Field: "service.on_store_failure", From: string(f), To: "Redis errors answer 500 (fail closed)"}
 		if f == policy.FailClosed {
 			m.Fidelity = export.Exact
