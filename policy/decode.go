@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,21 @@ func Decode(r io.Reader) (Policy, error) {
 		return Policy{}, Errors{{Message: "cannot read the document: " + err.Error()}}
 	}
 	return decode(data, true)
+}
+
+// DecodeFile decodes the policy file name, or stdin when name is "-", as
+// the command-line tools take them. A file that cannot be opened is that
+// error (an *fs.PathError); otherwise it is Decode's.
+func DecodeFile(name string, stdin io.Reader) (Policy, error) {
+	if name == "-" {
+		return Decode(stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return Policy{}, err
+	}
+	defer f.Close()
+	return Decode(f)
 }
 
 // decodeOnly reads the document's shape without checking its values.

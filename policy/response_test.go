@@ -1,6 +1,13 @@
 package policy
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+)
 
 func TestResponseDefaults(t *testing.T) {
 	var zero Response
@@ -23,5 +30,29 @@ func TestServiceAndModeDefaults(t *testing.T) {
 	d = Defaults{Mode: ModeShadow}
 	if s.Enforcing() != "local" || s.StoreFailureMode() != FailClosed || d.EffectiveMode() != ModeShadow {
 		t.Errorf("set: %q %q %q, want local fail_closed shadow", s.Enforcing(), s.StoreFailureMode(), d.EffectiveMode())
+	}
+}
+
+func TestDecodeFile(t *testing.T) {
+	const path = "testdata/examples/minimal.yaml"
+	fromFile, err := DecodeFile(path, nil)
+	if err != nil || fromFile.Metadata.Name != "minimal" {
+		t.Fatalf("file: %v, %v", fromFile.Metadata, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromStdin, err := DecodeFile("-", bytes.NewReader(data))
+	if err != nil || fromStdin.Metadata.Name != "minimal" {
+		t.Errorf("stdin: %v, %v", fromStdin.Metadata, err)
+	}
+	var pe *fs.PathError
+	if _, err := DecodeFile("testdata/no-such.yaml", nil); !errors.As(err, &pe) {
+		t.Errorf("missing file: %v, want an *fs.PathError", err)
+	}
+	var es Errors
+	if _, err := DecodeFile("-", strings.NewReader("kind: nope\n")); !errors.As(err, &es) {
+		t.Errorf("bad document: %v, want Errors", err)
 	}
 }

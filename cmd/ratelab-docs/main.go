@@ -109,7 +109,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int
 	if fs.NArg() == 1 {
 		file = fs.Arg(0)
 	}
-	p, err := read(file, stdin)
+	p, err := policy.DecodeFile(file, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratelab-docs: %s: %v\n", file, err)
 		return exitInvalid
@@ -206,19 +206,6 @@ func progress(w io.Writer, tty bool, done, total int, what string) {
 	if done%step == 0 || done == total {
 		fmt.Fprintf(w, "rendering %d/%d %s\n", done, total, what)
 	}
-}
-
-func read(name string, stdin io.Reader) (policy.Policy, error) {
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return policy.Policy{}, err
-		}
-		defer f.Close()
-		in = f
-	}
-	return policy.Decode(in)
 }
 
 // writer writes files under dir, keeping the first error.

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -95,7 +96,7 @@ func TestDocsSameAsServer(t *testing.T) {
 	if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "window_boundary", "-charts", "cumulative,rejected", "-theme", "dark", tiered); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	p, err := read(tiered, nil)
+	p, err := policy.DecodeFile(tiered, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		file = fs.Arg(0)
 	}
 
-	p, err := read(file, stdin)
+	p, err := policy.DecodeFile(file, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratelab-export: %s: %v\n", file, err)
 		return exitInvalid
@@ -168,20 +168,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		summarize(stderr, e)
 	}
 	return status
-}
-
-// read decodes the policy file name ("-" is stdin).
-func read(name string, stdin io.Reader) (policy.Policy, error) {
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return policy.Policy{}, err
-		}
-		defer f.Close()
-		in = f
-	}
-	return policy.Decode(in)
 }
 
 // write writes data to path, creating its directory.

@@ -99,17 +99,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // check reads, decodes and lints one file ("-" is stdin).
 func check(name string, stdin io.Reader) report {
 	r := report{File: name}
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			r.Errors = policy.Errors{{Message: err.Error()}}
-			return r
-		}
-		defer f.Close()
-		in = f
-	}
-	p, err := policy.Decode(in)
+	p, err := policy.DecodeFile(name, stdin)
 	if err != nil {
 		if !errors.As(err, &r.Errors) {
 			r.Errors = policy.Errors{{Message: err.Error()}}

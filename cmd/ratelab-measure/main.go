@@ -187,7 +187,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var replay *shadow.Replayer
 	var rejectionsOut *os.File
 	if *policyFile != "" {
-		p, err := readPolicy(*policyFile)
+		p, err := policy.DecodeFile(*policyFile, nil)
 		if err != nil {
 			return usage("-policy %s: %v", *policyFile, err)
 		}
@@ -280,16 +280,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	printReport(stdout, rep, elapsed)
 	return exitOK
-}
-
-// readPolicy decodes a policy file.
-func readPolicy(name string) (policy.Policy, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return policy.Policy{}, err
-	}
-	defer f.Close()
-	return policy.Decode(f)
 }
 
 // readTiers reads a CSV of key,tier rows (a header row "key,tier" is
