@@ -21,3 +21,7 @@ func FromRecord(rec *accesslog.Record) Request {
 	}
 	return Request{At: rec.Time(), Key: string(key), Tier: string(rec.Tier), Method: string(rec.Method), Path: string(path)}
 }
+
+// AddRecord replays a parsed log line (FromRecord); it fits
+// measure.Options.Each, so one pass over a log measures and replays it.
+func (x *Replayer) AddRecord(rec *accesslog.Record) { x.Add(FromRecord(rec)) }

@@ -47,7 +47,7 @@ func retained(t *testing.T, n int) uint64 {
 		t.Fatal(err)
 	}
 	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: 2000}, accesslog.Config{}, measure.Options{
-		Each: func(rec *accesslog.Record) { r.Add(FromRecord(rec)) },
+		Each: r.AddRecord,
 	})
 	if err != nil || res.Requests != int64(n) {
 		t.Fatalf("measured %v requests (err %v), want %d", res, err, n)

@@ -207,7 +207,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if replay, err = shadow.New(p, so); err != nil {
 			return usage("-policy %s: %v", *policyFile, err)
 		}
-		opts.Each = func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }
+		opts.Each = replay.AddRecord
 	}
 	files := fs.Args()
 	if len(files) > 1 {

@@ -264,7 +264,7 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		}
 		opts := measure.Options{}
 		if replay != nil {
-			opts.Each = func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }
+			opts.Each = replay.AddRecord
 		}
 		res, err := measure.Measure(ctx, log, u.cfg, opts)
 		if err != nil {
@@ -331,7 +331,7 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
 		defer cancel()
-		_, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: func(rec *accesslog.Record) { replay.Add(shadow.FromRecord(rec)) }})
+		_, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord})
 		if err != nil && !w.Committed {
 			h.Del(echo.HeaderContentDisposition)
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, measureFailure(err))

@@ -109,7 +109,7 @@ func TestMeasureUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := measure.Measure(context.Background(), strings.NewReader(log), accesslog.Config{}, measure.Options{
-		Each: func(r *accesslog.Record) { want.Add(shadow.FromRecord(r)) },
+		Each: want.AddRecord,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestMeasureRejectionsCSV(t *testing.T) {
 	d := parseDesignQuery(measureDesign)
 	r, _ := shadow.New(policy.FromDesign(d.input), shadow.Options{Rejections: &want})
 	measure.Measure(context.Background(), strings.NewReader(log), accesslog.Config{}, measure.Options{
-		Each: func(rec *accesslog.Record) { r.Add(shadow.FromRecord(rec)) },
+		Each: r.AddRecord,
 	})
 	r.Report()
 	if rec.Body.String() != want.String() || strings.Count(want.String(), "\n") < 2 {
