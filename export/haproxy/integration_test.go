@@ -392,109 +392,39 @@ func TestHAProxyTierLive(t *testing.T) {
 	tier := `It's "$HOME" {x}`
 	p := policy.Policy{
 		Metadata: policy.Metadata{Name: "tiers"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 2, Window: 10 * time.Second}},
-		Tiers:    []policy.Tier{{Name: tier, Key: policy.KeyIP, Limit: algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 1, Window: 10 * time.Second}}},
+		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: window(2)},
+		Tiers:    []policy.Tier{{Name: tier, Key: policy.KeyIP, Limit: window(1)}},
 	}
 	addr, _ := upstream(t)
 	url := startHAProxy(t, p, addr)
-	client := &http.Client{Timeout: 3 * time.Second}
-	steps := []struct {
-		tier   string
-		want   int
-		policy string
-	}{
-		{strings.ToLower(tier), 200, ""},
-		{tier, 429, `"tier_it_s___home___x_";q=1;w=10`},
-		{"", 200, ""}, // the default limit: 2 per 10 s of its own
-		{"unknown", 200, ""},
-		{"", 429, `"default";q=2;w=10`},
-	}
-	for i, st := range steps {
-		req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
-		req.Header.Set("X-API-Key", "key-1")
-		if st.tier != "" {
-			req.Header.Set("X-Tier", st.tier)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != st.want || resp.Header.Get("RateLimit-Policy") != st.policy {
-			t.Errorf("step %d (tier %q): %d %q, want %d %q", i, st.tier, resp.StatusCode, resp.Header.Get("RateLimit-Policy"), st.want, st.policy)
-		}
-	}
+	const rp = "RateLimit-Policy" // sent on rejections only
+	exporttest.Send(t, url, []exporttest.Step{
+		{Key: "key-1", Tier: strings.ToLower(tier), Want: 200, Header: rp},
+		{Key: "key-1", Tier: tier, Want: 429, Header: rp, Value: `"tier_it_s___home___x_";q=1;w=10`},
+		{Key: "key-1", Want: 200, Header: rp}, // the default limit: 2 per 10 s of its own
+		{Key: "key-1", Tier: "unknown", Want: 200, Header: rp},
+		{Key: "key-1", Want: 429, Header: rp, Value: `"default";q=2;w=10`},
+	})
 }
 
-// TestHAProxyEndpointLive: an endpoint limit counts only its method, on a
-// template path (a regular expression) and an exact one, the client's
-// limit applies to the endpoints too, and a request rejected by one limit
-// is counted in none. Default: 4 per 10 s; each endpoint: 1 per 10 s.
+// window is a sliding window of l requests per 10 s.
+func window(l int64) algorithms.Spec {
+	return algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: l, Window: 10 * time.Second}
+}
+
+// TestHAProxyEndpointLive: exporttest.EndpointRouting on HAProxy: the
+// endpoint on a template path is a regular expression, the exact one a
+// string match.
 func TestHAProxyEndpointLive(t *testing.T) {
-	win := func(l int64) algorithms.Spec {
-		return algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: l, Window: 10 * time.Second}
-	}
-	p := policy.Policy{
-		Metadata: policy.Metadata{Name: "endpoints"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: win(4)},
-		Endpoints: []policy.Endpoint{
-			{Match: policy.Match{Method: "POST", Path: "/orders/{id}"}, Limit: win(1)},
-			{Match: policy.Match{Method: "GET", Path: "/reports"}, Limit: win(1)},
-		},
-	}
+	p, steps := exporttest.EndpointRouting(window)
 	addr, _ := upstream(t)
-	url := startHAProxy(t, p, addr)
-	client := &http.Client{Timeout: 3 * time.Second}
-	steps := []struct {
-		method, path string
-		want         int
-	}{
-		{"POST", "/orders/1", 200}, // the template's limit 1/1, default 1/4
-		{"POST", "/orders/2", 429}, // per client, not per order: full; counted nowhere
-		{"GET", "/orders/1", 200},  // not the endpoint's method; default 2/4
-		{"GET", "/reports", 200},   // the exact path's limit 1/1, default 3/4
-		{"GET", "/reports", 429},   // its limit is full; counted nowhere
-		{"GET", "/", 200},          // default 4/4
-		{"GET", "/orders/3", 429},  // the default limit applies on the endpoints too
-	}
-	for i, st := range steps {
-		req, _ := http.NewRequest(st.method, url+st.path, nil)
-		req.Header.Set("X-API-Key", "key-1")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != st.want {
-			t.Errorf("step %d %s %s: %d, want %d", i, st.method, st.path, resp.StatusCode, st.want)
-		}
-	}
+	exporttest.Send(t, startHAProxy(t, p, addr), steps)
 }
 
 // TestHAProxyGlobalLive: the global limit counts all clients together: 2
 // per 10 s shared by three API keys.
 func TestHAProxyGlobalLive(t *testing.T) {
-	p := policy.Policy{
-		Metadata: policy.Metadata{Name: "global"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 10, Window: 10 * time.Second}},
-		Global:   policy.Global{Limit: algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 2, Window: 10 * time.Second}},
-	}
+	p, steps := exporttest.GlobalRouting(window)
 	addr, _ := upstream(t)
-	url := startHAProxy(t, p, addr)
-	client := &http.Client{Timeout: 3 * time.Second}
-	for i, st := range []struct {
-		key  string
-		want int
-	}{{"a", 200}, {"b", 200}, {"c", 429}} {
-		req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
-		req.Header.Set("X-API-Key", st.key)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != st.want {
-			t.Errorf("step %d (key %s): %d, want %d", i, st.key, resp.StatusCode, st.want)
-		}
-	}
+	exporttest.Send(t, startHAProxy(t, p, addr), steps)
 }

@@ -417,105 +417,39 @@ func TestNginxTierLive(t *testing.T) {
 	tier := `Say "hi"; {x} $y`
 	p := policy.Policy{
 		Metadata: policy.Metadata{Name: "tiers"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.1, Burst: 2}},
-		Tiers:    []policy.Tier{{Name: tier, Key: policy.KeyIP, Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.1, Burst: 1}}},
+		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: slow(2)},
+		Tiers:    []policy.Tier{{Name: tier, Key: policy.KeyIP, Limit: slow(1)}},
 	}
 	url, _ := startNginx(t, p, upstream(t))
-	client := &http.Client{Timeout: 3 * time.Second}
-	steps := []struct {
-		tier   string
-		want   int
-		policy string
-	}{
-		{strings.ToLower(tier), 200, `"tier_say__hi____x___y";q=1;w=10`},
-		{tier, 429, `"tier_say__hi____x___y";q=1;w=10`},
-		{"", 200, `"default";q=2;w=20`}, // the default limit: a bucket of 2 of its own
-		{"unknown", 200, `"default";q=2;w=20`},
-		{"", 429, `"default";q=2;w=20`},
-	}
-	for i, st := range steps {
-		req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
-		req.Header.Set("X-API-Key", "key-1")
-		if st.tier != "" {
-			req.Header.Set("X-Tier", st.tier)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != st.want || resp.Header.Get("RateLimit-Policy") != st.policy {
-			t.Errorf("step %d (tier %q): %d %q, want %d %q", i, st.tier, resp.StatusCode, resp.Header.Get("RateLimit-Policy"), st.want, st.policy)
-		}
-	}
+	const rp = "RateLimit-Policy"
+	tierPolicy, defPolicy := `"tier_say__hi____x___y";q=1;w=10`, `"default";q=2;w=20`
+	exporttest.Send(t, url, []exporttest.Step{
+		{Key: "key-1", Tier: strings.ToLower(tier), Want: 200, Header: rp, Value: tierPolicy},
+		{Key: "key-1", Tier: tier, Want: 429, Header: rp, Value: tierPolicy},
+		{Key: "key-1", Want: 200, Header: rp, Value: defPolicy}, // the default limit: a bucket of 2 of its own
+		{Key: "key-1", Tier: "unknown", Want: 200, Header: rp, Value: defPolicy},
+		{Key: "key-1", Want: 429, Header: rp, Value: defPolicy},
+	})
 }
 
-// TestNginxEndpointLive: an endpoint limit counts only its method, on a
-// template path (a regular expression location) and an exact one, and
-// the endpoints' locations still apply the client's limit (the repeated
-// limit_req lines). Default: a bucket of 4; each endpoint: a bucket of 1;
-// refills are 10 s away. A request rejected by one zone is counted in
-// none.
+// slow is a token bucket of b that refills one token every 10 s.
+func slow(b int64) algorithms.Spec {
+	return algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.1, Burst: b}
+}
+
+// TestNginxEndpointLive: exporttest.EndpointRouting on nginx: the
+// endpoints' locations still apply the client's limit (the repeated
+// limit_req lines), and a request rejected by one zone is counted in none.
 func TestNginxEndpointLive(t *testing.T) {
-	slow := func(b int64) algorithms.Spec {
-		return algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.1, Burst: b}
-	}
-	p := policy.Policy{
-		Metadata: policy.Metadata{Name: "endpoints"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: slow(4)},
-		Endpoints: []policy.Endpoint{
-			{Match: policy.Match{Method: "POST", Path: "/orders/{id}"}, Limit: slow(1)},
-			{Match: policy.Match{Method: "GET", Path: "/reports"}, Limit: slow(1)},
-		},
-	}
+	p, steps := exporttest.EndpointRouting(slow)
 	url, _ := startNginx(t, p, upstream(t))
-	client := &http.Client{Timeout: 3 * time.Second}
-	steps := []struct {
-		method, path string
-		want         int
-	}{
-		{"POST", "/orders/1", 200}, // the template's limit 1/1, default 1/4
-		{"POST", "/orders/2", 429}, // per client, not per order: full; counted nowhere
-		{"GET", "/orders/1", 200},  // not the endpoint's method; default 2/4
-		{"GET", "/reports", 200},   // the exact path's limit 1/1, default 3/4
-		{"GET", "/reports", 429},   // its limit is full; counted nowhere
-		{"GET", "/", 200},          // default 4/4
-		{"GET", "/orders/3", 429},  // the default limit applies on the endpoints too
-	}
-	for i, st := range steps {
-		req, _ := http.NewRequest(st.method, url+st.path, nil)
-		req.Header.Set("X-API-Key", "key-1")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != st.want {
-			t.Errorf("step %d %s %s: %d, want %d", i, st.method, st.path, resp.StatusCode, st.want)
-		}
-	}
+	exporttest.Send(t, url, steps)
 }
 
 // TestNginxGlobalLive: the global limit (a constant key) counts all
 // clients together: a bucket of 2 shared by three API keys.
 func TestNginxGlobalLive(t *testing.T) {
-	p := policy.Policy{
-		Metadata: policy.Metadata{Name: "global"},
-		Defaults: policy.Defaults{Key: policy.KeyAPIKey, Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 10}},
-		Global:   policy.Global{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.1, Burst: 2}},
-	}
+	p, steps := exporttest.GlobalRouting(slow)
 	url, _ := startNginx(t, p, upstream(t))
-	client := &http.Client{Timeout: 3 * time.Second}
-	for i, st := range []struct {
-		key  string
-		want int
-	}{{"a", 200}, {"b", 200}, {"c", 429}} {
-		s, err := send(client, url, st.key, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.status != st.want {
-			t.Errorf("step %d (key %s): %d, want %d", i, st.key, s.status, st.want)
-		}
-	}
+	exporttest.Send(t, url, steps)
 }
