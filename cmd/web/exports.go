@@ -118,13 +118,7 @@ func handleExports(c echo.Context) error {
 			Error:     "The design has problems; fix them in the designer first: " + inv.Error(),
 		}
 		q := c.QueryParams()
-		for _, k := range slices.Sorted(maps.Keys(q)) {
-			if !strings.HasPrefix(k, "export.") {
-				for _, val := range q[k] {
-					v.Hidden = append(v.Hidden, views.Pair{Name: k, Value: val})
-				}
-			}
-		}
+		v.Hidden = designFields(q)
 		given := exportOptions(q)
 		for _, op := range exportOptionParams {
 			v.Options = append(v.Options, views.ExportOption{Param: op.param, Label: op.label, Hint: op.hint, Value: *op.field(&given)})
@@ -144,11 +138,7 @@ func handleExports(c echo.Context) error {
 			optQuery.Set(op.param, val)
 		}
 	}
-	for k, vs := range mustParse(base) {
-		for _, val := range vs {
-			v.Hidden = append(v.Hidden, views.Pair{Name: k, Value: val})
-		}
-	}
+	v.Hidden = designFields(mustParse(base))
 	if err := export.Check(p, o); err != nil {
 		var xe *export.Error
 		if errors.As(err, &xe) {
@@ -185,6 +175,22 @@ func handleExports(c echo.Context) error {
 		v.Items = append(v.Items, item)
 	}
 	return render(c, http.StatusOK, views.ExportsPage(v))
+}
+
+// designFields are a query's design parameters (not export.*) as the
+// options form's hidden fields, in name order, so the page is the same
+// for the same design.
+func designFields(q url.Values) []views.Pair {
+	var out []views.Pair
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if strings.HasPrefix(k, "export.") {
+			continue
+		}
+		for _, val := range q[k] {
+			out = append(out, views.Pair{Name: k, Value: val})
+		}
+	}
+	return out
 }
 
 // mustParse parses a query the server itself built.

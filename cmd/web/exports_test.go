@@ -246,3 +246,14 @@ func TestDesignerDocsPanel(t *testing.T) {
 		}
 	}
 }
+
+// TestExportsPageDeterministic: the same URL gives the same page (the
+// options form's hidden design fields come in name order).
+func TestExportsPageDeterministic(t *testing.T) {
+	first := do(t, http.MethodGet, "/exports?"+roundTripDesign, "", nil).Body.String()
+	for range 10 {
+		if do(t, http.MethodGet, "/exports?"+roundTripDesign, "", nil).Body.String() != first {
+			t.Fatal("two requests for the same exports page differ")
+		}
+	}
+}
