@@ -20,6 +20,16 @@ import (
 // Durations are kept to the nanosecond: a window or delay given with finer
 // precision is rounded, the one way the round trip can lose anything.
 func FromDesign(in calc.Input) Policy {
+	p := fromInput(in)
+	res, err := calc.Size(in)
+	if err != nil {
+		return p
+	}
+	return withLimits(p, res)
+}
+
+// fromInput is the policy of a design without its limits.
+func fromInput(in calc.Input) Policy {
 	p := Policy{
 		APIVersion: APIVersion,
 		Kind:       Kind,
@@ -48,10 +58,17 @@ func FromDesign(in calc.Input) Policy {
 	for _, e := range in.Endpoints {
 		p.Endpoints = append(p.Endpoints, Endpoint{Match: Match{Method: e.Method, Path: e.Path}, Cost: e.Cost})
 	}
-	res, err := calc.Size(in)
-	if err != nil {
-		return p
-	}
+	return p
+}
+
+// FromSized is FromDesign for a design the caller has already sized: res
+// must be calc.Size(in)'s result without error. It saves sizing twice.
+func FromSized(in calc.Input, res calc.Result) Policy {
+	return withLimits(fromInput(in), res)
+}
+
+// withLimits sets the limits the calculator derived (res) on p.
+func withLimits(p Policy, res calc.Result) Policy {
 	p.Defaults.Limit = res.Spec(algorithms.NameTokenBucket)
 	for i, t := range res.Tiers {
 		p.Tiers[i].Limit = t.Spec(algorithms.NameTokenBucket)

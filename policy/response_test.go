@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/calc"
 )
 
 func TestResponseDefaults(t *testing.T) {
@@ -54,5 +56,25 @@ func TestDecodeFile(t *testing.T) {
 	var es Errors
 	if _, err := DecodeFile("-", strings.NewReader("kind: nope\n")); !errors.As(err, &es) {
 		t.Errorf("bad document: %v, want Errors", err)
+	}
+}
+
+// TestFromSizedIsFromDesign: a design sized by the caller gives the same
+// policy as FromDesign sizing it.
+func TestFromSizedIsFromDesign(t *testing.T) {
+	in := calc.Input{Capacity: 2000, P99: 5, Tiers: []calc.TierInput{{Name: "free", Clients: 180}, {Name: "paid", Clients: 20, Multiplier: 4}}}
+	res, err := calc.Size(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := Encode(&a, FromDesign(in)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Encode(&b, FromSized(in, res)); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("FromSized differs from FromDesign:\n%s\n---\n%s", b.String(), a.String())
 	}
 }

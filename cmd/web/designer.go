@@ -79,7 +79,7 @@ func (d *design) results() views.ResultsView {
 	}
 	rv.Result = &res
 	rv.ExportURL = exportPath + "?" + rv.Query
-	rv.Docs = docsSnippets(d, rv.Query)
+	rv.Docs = docsSnippets(d, res, rv.Query)
 	if !d.patternOK {
 		rv.Pattern = d.patternView(0, "")
 		rv.ChartsError = d.patternError()
@@ -131,9 +131,10 @@ var docsTargets = []struct{ name, label string }{
 
 // docsSnippets are the design's consumer-facing Markdown section and
 // OpenAPI fragment, as the exports render them (export.Check leaves out
-// what a tier name or path keeps from export). d must have no problems.
-func docsSnippets(d *design, query string) []views.DocSnippet {
-	p := policy.FromDesign(d.input)
+// what a tier name or path keeps from export). d must have no problems,
+// and res is its sizing.
+func docsSnippets(d *design, res calc.Result, query string) []views.DocSnippet {
+	p := policy.FromSized(d.input, res)
 	var out []views.DocSnippet
 	for _, t := range docsTargets {
 		e, err := targets.Render(t.name, p, export.Options{})
