@@ -54,11 +54,12 @@ func exportOptions(q url.Values) export.Options {
 func exportDesign(c echo.Context) (*design, policy.Policy, export.Options, error) {
 	raw := c.Request().URL.RawQuery
 	d := parseDesignQuery(raw)
-	if probs := exportProblems(d); len(probs) > 0 {
+	p, probs := exportPolicy(d)
+	if len(probs) > 0 {
 		return nil, policy.Policy{}, export.Options{}, &invalidRequest{problems: probs}
 	}
 	q, _ := url.ParseQuery(raw)
-	return d, policy.FromDesign(d.input), exportOptions(q), nil
+	return d, p, exportOptions(q), nil
 }
 
 // exportFailure turns an *export.Error into a 422 on the URL parameter it

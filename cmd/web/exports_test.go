@@ -21,10 +21,11 @@ import (
 func designPolicy(t *testing.T, query string) policy.Policy {
 	t.Helper()
 	d := parseDesignQuery(query)
-	if probs := exportProblems(d); len(probs) > 0 {
+	p, probs := exportPolicy(d)
+	if len(probs) > 0 {
 		t.Fatalf("design %s has problems: %v", query, probs)
 	}
-	return policy.FromDesign(d.input)
+	return p
 }
 
 // TestExportTargetMatchesRender: every target's download is byte for byte

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/measure"
-	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/shadow"
 	"github.com/ratelab/ratelab/views"
 )
@@ -257,9 +256,9 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		d := parseDesignQuery(u.design)
 		var replay *shadow.Replayer
 		shadowErr := ""
-		if probs := exportProblems(d); len(probs) > 0 {
+		if p, probs := exportPolicy(d); len(probs) > 0 {
 			shadowErr = "No replay: the design has problems (" + (&invalidRequest{problems: probs}).Error() + "). Fix them in the designer, then measure again."
-		} else if replay, err = shadow.New(policy.FromDesign(d.input), shadow.Options{Tiers: u.tiers}); err != nil {
+		} else if replay, err = shadow.New(p, shadow.Options{Tiers: u.tiers}); err != nil {
 			shadowErr = "No replay: " + err.Error()
 		}
 		opts := measure.Options{}
@@ -318,14 +317,15 @@ func handleRejections(cfg config) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, strings.Join(msgs, "; "))
 		}
 		d := parseDesignQuery(u.design)
-		if probs := exportProblems(d); len(probs) > 0 {
+		p, probs := exportPolicy(d)
+		if len(probs) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
 		}
 		h := c.Response().Header()
 		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 		h.Set(echo.HeaderContentDisposition, `attachment; filename="would-be-rejections.csv"`)
 		w := c.Response()
-		replay, err := shadow.New(policy.FromDesign(d.input), shadow.Options{Tiers: u.tiers, Rejections: w})
+		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: w})
 		if err != nil {
 			return err
 		}

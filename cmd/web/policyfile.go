@@ -41,10 +41,10 @@ func handleSchema(c echo.Context) error {
 // its problems do not count.
 func handleExport(c echo.Context) error {
 	d := parseDesignQuery(c.Request().URL.RawQuery)
-	if probs := exportProblems(d); len(probs) > 0 {
+	p, probs := exportPolicy(d)
+	if len(probs) > 0 {
 		return &invalidRequest{problems: probs}
 	}
-	p := policy.FromDesign(d.input)
 	var buf bytes.Buffer
 	if err := policy.Encode(&buf, p); err != nil {
 		return fmt.Errorf("encode policy: %w", err)
@@ -54,13 +54,12 @@ func handleExport(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", buf.Bytes())
 }
 
-// exportProblems are the problems that keep a design from export: those
-// the page shows instead of results, and text that is not UTF-8, which a
-// YAML file cannot hold as it is.
-func exportProblems(d *design) []fieldProblem {
-	// Validate reports what Size would, without sizing: FromDesign sizes
-	// the design once more.
-	if err := d.input.Validate(); err != nil {
+// exportPolicy is the design as a policy, sized once, or the problems
+// that keep it from export: those the page shows instead of results, and
+// text that is not UTF-8, which a YAML file cannot hold as it is.
+func exportPolicy(d *design) (policy.Policy, []fieldProblem) {
+	res, err := calc.Size(d.input)
+	if err != nil {
 		d.calcProblems(err)
 	}
 	for i, t := range d.input.Tiers {
@@ -70,7 +69,10 @@ func exportProblems(d *design) []fieldProblem {
 		notUTF8(d, rowName("endpoints", d.endpointAt[i], "method"), e.Method)
 		notUTF8(d, rowName("endpoints", d.endpointAt[i], "path"), e.Path)
 	}
-	return d.designProblems()
+	if probs := d.designProblems(); len(probs) > 0 {
+		return policy.Policy{}, probs
+	}
+	return policy.FromSized(d.input, res), nil
 }
 
 // notUTF8 records a problem on param when its value s is not UTF-8.

@@ -474,11 +474,12 @@ func FuzzExportImport(f *testing.F) {
 	f.Add("capacity=1e9&tiers.7.name=x%20y&tiers.7.clients=3&endpoints.2.method=get&endpoints.2.path=/a?b&endpoints.2.cost=2")
 	f.Fuzz(func(t *testing.T, raw string) {
 		d := parseDesignQuery(raw)
-		if len(exportProblems(d)) > 0 {
+		exported, probs := exportPolicy(d)
+		if len(probs) > 0 {
 			return
 		}
 		var buf bytes.Buffer
-		if err := policy.Encode(&buf, policy.FromDesign(d.input)); err != nil {
+		if err := policy.Encode(&buf, exported); err != nil {
 			t.Fatal(err)
 		}
 		p, err := policy.Decode(&buf)
