@@ -573,19 +573,20 @@ func hostPort(s string, needHost bool) bool {
 
 // PathRegex is an endpoint path as an anchored regular expression (RE2 and
 // PCRE alike): literal characters quoted, each {name} one segment
-// ([^/]+). The path must have passed Check.
+// ([^/]+). A '{' without its '}' (a path Check would refuse) is literal.
 func PathRegex(path string) string {
 	var b strings.Builder
 	b.WriteString("^")
 	for path != "" {
 		i := strings.IndexByte(path, '{')
-		if i < 0 {
+		j := strings.IndexByte(path[max(i, 0):], '}')
+		if i < 0 || j < 0 {
 			b.WriteString(regexp.QuoteMeta(path))
 			break
 		}
 		b.WriteString(regexp.QuoteMeta(path[:i]))
 		b.WriteString("[^/]+")
-		path = path[i+strings.IndexByte(path[i:], '}')+1:]
+		path = path[i+j+1:]
 	}
 	b.WriteString("$")
 	return b.String()

@@ -317,3 +317,10 @@ func TestInstanceEnforcement(t *testing.T) {
 		}
 	}
 }
+
+// TestPathRegexUnclosedBrace: a '{' without '}' is literal, not a loop.
+func TestPathRegexUnclosedBrace(t *testing.T) {
+	if got, want := export.PathRegex("/a/{id"), `^/a/\{id$`; got != want {
+		t.Errorf("PathRegex(/a/{id) = %q, want %q", got, want)
+	}
+}

@@ -291,21 +291,7 @@ func (r *replayer) build(p policy.Policy) error {
 // pathPattern matches a policy path: {name} segments match any one
 // segment (including a collapsed "{id}"), the rest literally.
 func pathPattern(path string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for path != "" {
-		i := strings.IndexByte(path, '{')
-		j := strings.IndexByte(path[max(i, 0):], '}')
-		if i < 0 || j < 0 {
-			b.WriteString(regexp.QuoteMeta(path))
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(path[:i]))
-		b.WriteString("[^/]+")
-		path = path[i+j+1:]
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return regexp.MustCompile(export.PathRegex(path))
 }
 
 func (r *replayer) cost(q Request) int64 {
