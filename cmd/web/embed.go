@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,7 +97,8 @@ func policyLine(rv views.ResultsView) string {
 }
 
 // cacheable writes body with embedCache and a strong ETag (a hash of the
-// bytes), or a 304 when the request already has these bytes. A strong
+// bytes), or a 304 when the request already has these bytes
+// (http.ServeContent). A strong
 // ETag names one representation, so the body is gzipped here, when the
 // client accepts it, under its own ETag ("…-gzip"); the compress
 // middleware leaves an encoded response alone. gzip without a name or
@@ -114,9 +116,7 @@ func cacheable(c echo.Context, contentType string, body []byte) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, embedCache)
 	h.Set("ETag", etag)
-	if match := req.Header.Get("If-None-Match"); match != "" && etagMatches(match, etag) {
-		return c.NoContent(http.StatusNotModified)
-	}
+	h.Set(echo.HeaderContentType, contentType)
 	if gz {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
@@ -129,16 +129,8 @@ func cacheable(c echo.Context, contentType string, body []byte) error {
 		h.Set(echo.HeaderContentEncoding, "gzip")
 		body = buf.Bytes()
 	}
-	return c.Blob(http.StatusOK, contentType, body)
-}
-
-// etagMatches reports whether an If-None-Match list names etag (or is *).
-func etagMatches(list, etag string) bool {
-	for tag := range strings.SplitSeq(list, ",") {
-		tag = strings.TrimSpace(tag)
-		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
-			return true
-		}
-	}
-	return false
+	// ServeContent answers If-None-Match (304) and ranges from the ETag
+	// set above, as for the static assets.
+	http.ServeContent(c.Response(), req, "", time.Time{}, bytes.NewReader(body))
+	return nil
 }
