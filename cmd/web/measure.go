@@ -334,6 +334,9 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		_, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord})
 		if err != nil && !w.Committed {
 			h.Del(echo.HeaderContentDisposition)
+			if errors.As(err, new(*http.MaxBytesError)) {
+				return uploadError(err)
+			}
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, measureFailure(err))
 		}
 		if err != nil {

@@ -193,6 +193,11 @@ func TestMeasureProblems(t *testing.T) {
 		t.Errorf("oversized: %d %s", rec.Code, rec.Body)
 	}
 
+	rec = uploadLog(t, config{logLimit: 1000}, rejectionsPath, [][2]string{{"design", measureDesign}}, measureLog())
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "-log-limit") {
+		t.Errorf("oversized, rejections CSV: %d %s", rec.Code, rec.Body)
+	}
+
 	rec = uploadLog(t, config{}, measurePath, [][2]string{{"design", "capacity=-1"}}, measureLog())
 	doc = parseHTML(t, rec)
 	if rec.Code != http.StatusOK || doc.Find(`[data-testid="measure-windows"]`).Length() != 1 ||
