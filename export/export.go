@@ -11,7 +11,7 @@
 // The export's fidelity is the worst of its mappings.
 //
 // This package holds what every target shares: the policy's limits in one
-// flat list with their scope, key and match ([Limits]), the request
+// flat list with their scope, key and match (policy.Policy.Limits), the request
 // conventions a gateway needs to tell clients and tiers apart ([Options]),
 // and the conversions between the algorithm families (a bucket as a window,
 // a window as a bucket, a limit divided over local replicas).
@@ -20,7 +20,6 @@ package export
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,117 +212,6 @@ func (o Options) KeyHeader(k policy.Key) string {
 	return ""
 }
 
-// Scope is what a limit applies to.
-type Scope string
-
-// Scopes.
-const (
-	// ScopeDefault is the per-client limit of clients in no tier.
-	ScopeDefault Scope = "default"
-	// ScopeTier is a tier's per-client limit.
-	ScopeTier Scope = "tier"
-	// ScopeEndpoint is an endpoint's per-client limit.
-	ScopeEndpoint Scope = "endpoint"
-	// ScopeGlobal is the whole service's limit, all clients together.
-	ScopeGlobal Scope = "global"
-)
-
-// Limit is one limit of a policy with everything a target needs to place it.
-type Limit struct {
-	// Field is the policy path of the limit: "tiers[1].limit".
-	Field string
-	Scope Scope
-	// Name identifies it in the target's config, lower case letters,
-	// digits and underscores, unique in the policy: "default",
-	// "tier_paid", "endpoint_2", "global"; a tier whose identifier another
-	// tier already has gets its index appended ("tier_paid_plus_3").
-	Name string
-	// Tier is the tier's name (ScopeTier).
-	Tier string
-	// Key is what identifies a client: the tier's key, else the
-	// defaults' key; KeyGlobal for the global limit.
-	Key policy.Key
-	// Match is the endpoint's method and path (ScopeEndpoint).
-	Match policy.Match
-	// Spec is the limit.
-	Spec algorithms.Spec
-	// Shadow is true when the policy is in shadow mode: log, never reject.
-	Shadow bool
-}
-
-// Limits lists the policy's limits in a fixed order: default, tiers,
-// endpoints, global. A tier without its own limit inherits the default
-// limit (listed under the tier, so tier selection still works); an endpoint
-// or global without a limit is left out.
-func Limits(p policy.Policy) []Limit {
-	shadow := p.Defaults.Mode == policy.ModeShadow
-	defKey := p.Defaults.Key
-	if defKey == "" {
-		defKey = policy.KeyAPIKey
-	}
-	var out []Limit
-	if p.Defaults.Limit.Algorithm != "" {
-		out = append(out, Limit{Field: "defaults.limit", Scope: ScopeDefault, Name: "default",
-			Key: defKey, Spec: p.Defaults.Limit, Shadow: shadow})
-	}
-	used := map[string]bool{"default": true, "global": true}
-	for i := range p.Endpoints {
-		used[fmt.Sprintf("endpoint_%d", i)] = true
-	}
-	for i, t := range p.Tiers {
-		// Names that differ only in case or punctuation ("Paid Plus",
-		// "paid_plus") would share an identifier: the later one gets
-		// its index appended.
-		name := "tier_" + Ident(t.Name)
-		for n := 0; used[name]; n++ {
-			name = fmt.Sprintf("tier_%s_%d", Ident(t.Name), i+n)
-		}
-		used[name] = true
-		l := Limit{Field: fmt.Sprintf("tiers[%d].limit", i), Scope: ScopeTier, Name: name,
-			Tier: t.Name, Key: defKey, Spec: t.Limit, Shadow: shadow}
-		if t.Key != "" {
-			l.Key = t.Key
-		}
-		if l.Spec.Algorithm == "" {
-			l.Spec = p.Defaults.Limit
-		}
-		if l.Spec.Algorithm != "" {
-			out = append(out, l)
-		}
-	}
-	for i, e := range p.Endpoints {
-		if e.Limit.Algorithm == "" {
-			continue
-		}
-		out = append(out, Limit{Field: fmt.Sprintf("endpoints[%d].limit", i), Scope: ScopeEndpoint,
-			Name: fmt.Sprintf("endpoint_%d", i), Key: defKey, Match: e.Match, Spec: e.Limit, Shadow: shadow})
-	}
-	if p.Global.Limit.Algorithm != "" {
-		out = append(out, Limit{Field: "global.limit", Scope: ScopeGlobal, Name: "global",
-			Key: policy.KeyGlobal, Spec: p.Global.Limit, Shadow: shadow})
-	}
-	return out
-}
-
-// Ident is s as an identifier for config files: lower-case ASCII letters,
-// digits and underscores, never empty, never starting with a digit.
-func Ident(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	id := b.String()
-	if id == "" || (id[0] >= '0' && id[0] <= '9') {
-		id = "x" + id
-	}
-	return id
-}
-
 // Costs are the endpoints' costs greater than 1, by match, in policy order.
 func Costs(p policy.Policy) []policy.Endpoint {
 	var out []policy.Endpoint
@@ -445,12 +333,12 @@ func Check(p policy.Policy, o Options) error {
 		}
 	}
 	for i, t := range p.Tiers {
-		if !tierName(t.Name) {
+		if !policy.ValidTierName(t.Name) {
 			return bad(fmt.Sprintf("tiers[%d].name", i), t.Name, "letters, digits, spaces, '-', '_' and '.' (a tier name is sent as a header value)")
 		}
 	}
 	for i, e := range p.Endpoints {
-		if !pathOK(e.Match.Path) {
+		if !policy.ValidPath(e.Match.Path) {
 			return bad(fmt.Sprintf("endpoints[%d].match.path", i), e.Match.Path,
 				"a path of RFC 3986 characters (letters, digits, -._~!$&'()*+,=:@/ and %XX escapes) with {name} for a variable segment")
 		}
@@ -470,56 +358,6 @@ func Check(p policy.Policy, o Options) error {
 		return bad("listen", o.Listen, "a port (8080) or host:port (127.0.0.1:8080)")
 	}
 	return nil
-}
-
-func tierName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" -_.", r)) {
-			return false
-		}
-	}
-	return true
-}
-
-func pathOK(s string) bool {
-	if !strings.HasPrefix(s, "/") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("-._~!$&'()*+,=:@/", c) >= 0:
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		case c == '{':
-			end := strings.IndexByte(s[i:], '}')
-			if end < 2 || !isIdent(s[i+1:i+end]) || s[i-1] != '/' || (i+end+1 < len(s) && s[i+end+1] != '/') {
-				return false
-			}
-			i += end
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-func isIdent(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func headerName(s string) bool {
@@ -570,27 +408,3 @@ func hostPort(s string, needHost bool) bool {
 	}
 	return true
 }
-
-// PathRegex is an endpoint path as an anchored regular expression (RE2 and
-// PCRE alike): literal characters quoted, each {name} one segment
-// ([^/]+). A '{' without its '}' (a path Check would refuse) is literal.
-func PathRegex(path string) string {
-	var b strings.Builder
-	b.WriteString("^")
-	for path != "" {
-		i := strings.IndexByte(path, '{')
-		j := strings.IndexByte(path[max(i, 0):], '}')
-		if i < 0 || j < 0 {
-			b.WriteString(regexp.QuoteMeta(path))
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(path[:i]))
-		b.WriteString("[^/]+")
-		path = path[i+j+1:]
-	}
-	b.WriteString("$")
-	return b.String()
-}
-
-// IsTemplate reports whether the path has a {name} segment.
-func IsTemplate(path string) bool { return strings.Contains(path, "{") }

@@ -48,22 +48,22 @@ func TestLimits(t *testing.T) {
 	p := exporttest.Named(t, "every-algorithm")
 	want := []struct {
 		field string
-		scope export.Scope
+		scope policy.Scope
 		name  string
 		key   policy.Key
 		alg   algorithms.Name
 	}{
-		{"defaults.limit", export.ScopeDefault, "default", policy.KeyAPIKey, algorithms.NameLeakyBucket},
-		{"tiers[0].limit", export.ScopeTier, "tier_anonymous", policy.KeyIP, algorithms.NameTokenBucket},
-		{"tiers[1].limit", export.ScopeTier, "tier_partner", policy.KeyAccount, algorithms.NameGCRA},
-		{"tiers[2].limit", export.ScopeTier, "tier_batch", policy.KeyAPIKey, algorithms.NameFixedWindow},
-		{"tiers[3].limit", export.ScopeTier, "tier_search", policy.KeyAPIKey, algorithms.NameSlidingLog},
-		{"tiers[4].limit", export.ScopeTier, "tier_paid_plus", policy.KeyAPIKey, algorithms.NameSlidingWindow},
-		{"endpoints[1].limit", export.ScopeEndpoint, "endpoint_1", policy.KeyAPIKey, algorithms.NameSlidingWindow},
-		{"endpoints[2].limit", export.ScopeEndpoint, "endpoint_2", policy.KeyAPIKey, algorithms.NameGCRA},
-		{"global.limit", export.ScopeGlobal, "global", policy.KeyGlobal, algorithms.NameTokenBucket},
+		{"defaults.limit", policy.ScopeDefault, "default", policy.KeyAPIKey, algorithms.NameLeakyBucket},
+		{"tiers[0].limit", policy.ScopeTier, "tier_anonymous", policy.KeyIP, algorithms.NameTokenBucket},
+		{"tiers[1].limit", policy.ScopeTier, "tier_partner", policy.KeyAccount, algorithms.NameGCRA},
+		{"tiers[2].limit", policy.ScopeTier, "tier_batch", policy.KeyAPIKey, algorithms.NameFixedWindow},
+		{"tiers[3].limit", policy.ScopeTier, "tier_search", policy.KeyAPIKey, algorithms.NameSlidingLog},
+		{"tiers[4].limit", policy.ScopeTier, "tier_paid_plus", policy.KeyAPIKey, algorithms.NameSlidingWindow},
+		{"endpoints[1].limit", policy.ScopeEndpoint, "endpoint_1", policy.KeyAPIKey, algorithms.NameSlidingWindow},
+		{"endpoints[2].limit", policy.ScopeEndpoint, "endpoint_2", policy.KeyAPIKey, algorithms.NameGCRA},
+		{"global.limit", policy.ScopeGlobal, "global", policy.KeyGlobal, algorithms.NameTokenBucket},
 	}
-	got := export.Limits(p)
+	got := p.Limits()
 	if len(got) != len(want) {
 		t.Fatalf("%d limits, want %d: %+v", len(got), len(want), got)
 	}
@@ -90,7 +90,7 @@ func TestLimitsInheritAndShadow(t *testing.T) {
 		Defaults: policy.Defaults{Key: policy.KeyIP, Mode: policy.ModeShadow, Limit: def},
 		Tiers:    []policy.Tier{{Name: "free"}},
 	}
-	got := export.Limits(p)
+	got := p.Limits()
 	if len(got) != 2 {
 		t.Fatalf("%d limits, want default and tier_free", len(got))
 	}
@@ -113,7 +113,7 @@ func TestIdent(t *testing.T) {
 		{"naïve-tier", "na_ve_tier"},
 	}
 	for _, tt := range tests {
-		if got := export.Ident(tt.in); got != tt.want {
+		if got := policy.Ident(tt.in); got != tt.want {
 			t.Errorf("Ident(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -269,7 +269,7 @@ func TestPathRegex(t *testing.T) {
 		{"/a+b", `^/a\+b$`},
 	}
 	for _, tt := range tests {
-		if got := export.PathRegex(tt.path); got != tt.want {
+		if got := policy.PathRegex(tt.path); got != tt.want {
 			t.Errorf("PathRegex(%q) = %q, want %q", tt.path, got, tt.want)
 		}
 	}
@@ -289,7 +289,7 @@ func TestLimitNamesUnique(t *testing.T) {
 	// "Global" is tier_global, not global; the second and third Paid Plus
 	// take their indexes 1 and 2.
 	want := []string{"default", "tier_paid_plus", "tier_paid_plus_1", "tier_paid_plus_2", "tier_global", "endpoint_0", "global"}
-	got := export.Limits(p)
+	got := p.Limits()
 	if len(got) != len(want) {
 		t.Fatalf("%d limits, want %d", len(got), len(want))
 	}
@@ -320,7 +320,7 @@ func TestInstanceEnforcement(t *testing.T) {
 
 // TestPathRegexUnclosedBrace: a '{' without '}' is literal, not a loop.
 func TestPathRegexUnclosedBrace(t *testing.T) {
-	if got, want := export.PathRegex("/a/{id"), `^/a/\{id$`; got != want {
+	if got, want := policy.PathRegex("/a/{id"), `^/a/\{id$`; got != want {
 		t.Errorf("PathRegex(/a/{id) = %q, want %q", got, want)
 	}
 }

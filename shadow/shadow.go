@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
-	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -129,7 +128,7 @@ type Bin struct {
 // report row.
 type check struct {
 	lim    algorithms.Limiter
-	scope  export.Scope
+	scope  policy.Scope
 	tier   string
 	method string
 	path   *regexp.Regexp
@@ -259,7 +258,7 @@ func (r *replayer) flush() {
 
 // build turns p's limits into checks.
 func (r *replayer) build(p policy.Policy) error {
-	limits := export.Limits(p)
+	limits := p.Limits()
 	r.rep.Limits = make([]LimitReport, len(limits))
 	for i, l := range limits {
 		lim, err := algorithms.New(l.Spec)
@@ -268,14 +267,14 @@ func (r *replayer) build(p policy.Policy) error {
 		}
 		r.rep.Limits[i] = LimitReport{Field: l.Field, Name: l.Name, Spec: l.Spec.String()}
 		c := check{lim: lim, scope: l.Scope, tier: l.Tier, report: &r.rep.Limits[i]}
-		if l.Scope == export.ScopeEndpoint {
+		if l.Scope == policy.ScopeEndpoint {
 			c.method = strings.ToUpper(l.Match.Method)
 			c.path = pathPattern(l.Match.Path)
 		}
 		switch l.Scope {
-		case export.ScopeDefault:
+		case policy.ScopeDefault:
 			r.def = len(r.checks)
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			r.tiers[l.Tier] = len(r.checks)
 		}
 		r.checks = append(r.checks, c)
@@ -291,7 +290,7 @@ func (r *replayer) build(p policy.Policy) error {
 // pathPattern matches a policy path: {name} segments match any one
 // segment (including a collapsed "{id}"), the rest literally.
 func pathPattern(path string) *regexp.Regexp {
-	return regexp.MustCompile(export.PathRegex(path))
+	return regexp.MustCompile(policy.PathRegex(path))
 }
 
 func (r *replayer) cost(q Request) int64 {
@@ -354,7 +353,7 @@ func (r *replayer) decide(q Request, at time.Time) {
 	if ok && !keyless {
 		for i := range r.checks {
 			ch := &r.checks[i]
-			if ch.scope == export.ScopeEndpoint && ch.method == m && ch.path.MatchString(q.Path) {
+			if ch.scope == policy.ScopeEndpoint && ch.method == m && ch.path.MatchString(q.Path) {
 				ok = try(i, q.Key)
 				break
 			}
@@ -362,7 +361,7 @@ func (r *replayer) decide(q Request, at time.Time) {
 	}
 	if ok {
 		for i := range r.checks {
-			if r.checks[i].scope == export.ScopeGlobal {
+			if r.checks[i].scope == policy.ScopeGlobal {
 				ok = try(i, "")
 			}
 		}

@@ -110,13 +110,13 @@ func requests(n int64) string {
 }
 
 // AppliesTo says whom limit l applies to, for a consumer.
-func AppliesTo(l export.Limit) string {
+func AppliesTo(l policy.Limit) string {
 	switch l.Scope {
-	case export.ScopeTier:
+	case policy.ScopeTier:
 		return l.Tier + " tier"
-	case export.ScopeEndpoint:
+	case policy.ScopeEndpoint:
 		return "`" + l.Match.Method + " " + l.Match.Path + "`"
-	case export.ScopeGlobal:
+	case policy.ScopeGlobal:
 		return "All clients together"
 	}
 	return "Default"
@@ -138,8 +138,8 @@ func CountedPer(k policy.Key) string {
 // example is the rejected response of the policy's first limit, with the
 // numbers of calc.HeadersAt: a rested client that used its allowance at
 // calc.DefaultMoment and sent one more.
-func example(p policy.Policy) (export.Limit, calc.Response, error) {
-	l := export.Limits(p)[0]
+func example(p policy.Policy) (policy.Limit, calc.Response, error) {
+	l := p.Limits()[0]
 	ex, err := calc.HeadersAt(l.Spec, calc.DefaultMoment(l.Spec))
 	if err != nil {
 		return l, calc.Response{}, err
@@ -171,8 +171,8 @@ func retry(p policy.Policy) (calc.Retry, bool) {
 }
 
 // limitMappings adds the exact mapping of every limit, documented as to.
-func limitMappings(e *export.Export, p policy.Policy, to func(i int, l export.Limit) string) {
-	for i, l := range export.Limits(p) {
+func limitMappings(e *export.Export, p policy.Policy, to func(i int, l policy.Limit) string) {
+	for i, l := range p.Limits() {
 		e.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: to(i, l), Fidelity: export.Exact,
 			Why: "documentation describes the limit; it enforces nothing"})
 	}

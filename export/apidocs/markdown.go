@@ -32,7 +32,7 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 		return export.Export{}, &export.Error{Target: "markdown", Field: lim.Field, Reason: err.Error()}
 	}
 	headers := sent(p, rej.Headers)
-	limits := export.Limits(p)
+	limits := p.Limits()
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 
@@ -48,22 +48,22 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	row := func(cells ...string) { w("| %s |\n", strings.Join(cells, " | ")) }
 	row(LimitsHeader...)
 	row("---", "---", "---")
-	var scopes = map[export.Scope]bool{}
+	var scopes = map[policy.Scope]bool{}
 	for _, l := range limits {
 		row(AppliesTo(l), CountedPer(l.Key), Phrase(l.Spec))
 		scopes[l.Scope] = true
 	}
 	w("\n")
-	if scopes[export.ScopeTier] {
+	if scopes[policy.ScopeTier] {
 		w("Your tier is set by your subscription; clients in no tier get the default limit.\n")
 	}
-	if scopes[export.ScopeEndpoint] {
+	if scopes[policy.ScopeEndpoint] {
 		w("An endpoint's own limit applies in addition to your tier's: a request must fit both.\n")
 	}
-	if scopes[export.ScopeGlobal] {
+	if scopes[policy.ScopeGlobal] {
 		w("The limit for all clients together protects the service as a whole: when the API is that busy, any client may be asked to wait.\n")
 	}
-	if scopes[export.ScopeTier] || scopes[export.ScopeEndpoint] || scopes[export.ScopeGlobal] {
+	if scopes[policy.ScopeTier] || scopes[policy.ScopeEndpoint] || scopes[policy.ScopeGlobal] {
 		w("\n")
 	}
 
@@ -125,7 +125,7 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	w("\n")
 
 	e := export.Export{Target: "markdown", Filename: "rate-limits.md", MediaType: "text/markdown; charset=utf-8", Body: b.Bytes()}
-	limitMappings(&e, p, func(_ int, l export.Limit) string {
+	limitMappings(&e, p, func(_ int, l policy.Limit) string {
 		return fmt.Sprintf("limits table: %s | %s | %s", AppliesTo(l), CountedPer(l.Key), Phrase(l.Spec))
 	})
 	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, p.Defaults.Response.Styles(), p.Defaults.Response.SendsRetryAfter()),

@@ -141,7 +141,7 @@ func TestMarkdownLimitsTable(t *testing.T) {
 			if !slices.EqualFunc(costs, tt.costs, slices.Equal) {
 				t.Errorf("cost rows %q, want %q", costs, tt.costs)
 			}
-			for _, l := range export.Limits(p) {
+			for _, l := range p.Limits() {
 				if !slices.ContainsFunc(e.Mappings, func(m export.Mapping) bool { return m.Field == l.Field && m.Fidelity == export.Exact }) {
 					t.Errorf("no exact mapping for %s", l.Field)
 				}

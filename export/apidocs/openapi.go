@@ -70,7 +70,7 @@ func renderOpenAPI(p policy.Policy, _ export.Options) (export.Export, error) {
 		refs = append(refs, item(h.Name, yaml.MapSlice{item("$ref", "#/components/headers/"+h.Name)}))
 	}
 
-	limits := export.Limits(p)
+	limits := p.Limits()
 	body := yaml.MapSlice{
 		item("type", "about:blank"),
 		item("title", http.StatusText(code)),
@@ -108,9 +108,9 @@ func renderOpenAPI(p policy.Policy, _ export.Options) (export.Export, error) {
 	for _, l := range limits {
 		m := yaml.MapSlice{item("name", l.Name), item("field", l.Field), item("scope", string(l.Scope))}
 		switch l.Scope {
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			m = append(m, item("tier", l.Tier))
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			m = append(m, item("method", l.Match.Method), item("path", l.Match.Path))
 		}
 		m = append(m, item("key", string(l.Key)), item("algorithm", string(l.Spec.Algorithm)))
@@ -153,7 +153,7 @@ func renderOpenAPI(p policy.Policy, _ export.Options) (export.Export, error) {
 	b.Write(out)
 
 	e := export.Export{Target: "openapi", Filename: "openapi-ratelimit.yaml", MediaType: "application/yaml; charset=utf-8", Body: b.Bytes()}
-	limitMappings(&e, p, func(i int, l export.Limit) string {
+	limitMappings(&e, p, func(i int, l policy.Limit) string {
 		return fmt.Sprintf("x-ratelimit.limits[%d]: %s", i, Phrase(l.Spec))
 	})
 	e.Add(export.Mapping{Field: "defaults.response", From: fmt.Sprintf("status %d, headers %v, retry_after %v", code, p.Defaults.Response.Styles(), p.Defaults.Response.SendsRetryAfter()),

@@ -154,10 +154,10 @@ func TestOpenAPIValidates(t *testing.T) {
 			}
 
 			limits := get(t, frag, "x-ratelimit", "limits").([]any)
-			if len(limits) != len(export.Limits(tp.Policy)) {
-				t.Errorf("x-ratelimit has %d limits, the policy %d", len(limits), len(export.Limits(tp.Policy)))
+			if len(limits) != len(tp.Policy.Limits()) {
+				t.Errorf("x-ratelimit has %d limits, the policy %d", len(limits), len(tp.Policy.Limits()))
 			}
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				found := false
 				for _, m := range e.Mappings {
 					if m.Field == l.Field && m.Fidelity == export.Exact {

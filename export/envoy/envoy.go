@@ -53,7 +53,7 @@ type entry struct{ key, value string }
 // plan is how one limit's requests are told apart: the descriptor's entries
 // and the rate_limits actions that build them from a request.
 type plan struct {
-	export.Limit
+	policy.Limit
 	entries []entry
 	actions list
 	// who says in words which requests share a counter.
@@ -83,10 +83,10 @@ func plans(p policy.Policy, o export.Options) []plan {
 		names = append(names, regexp.QuoteMeta(t.Name))
 	}
 	var out []plan
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		pl := plan{Limit: l}
 		switch l.Scope {
-		case export.ScopeDefault:
+		case policy.ScopeDefault:
 			if len(names) > 0 {
 				pl.entries = append(pl.entries, entry{keyNoTier, "true"})
 				pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
@@ -100,12 +100,12 @@ func plans(p policy.Policy, o export.Options) []plan {
 			} else {
 				pl.who = "every request"
 			}
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			pl.entries = append(pl.entries, entry{keyTier, l.Tier})
 			pl.actions = append(pl.actions, obj{}.with("request_headers", obj{}.
 				with("header_name", tierHeader).with("descriptor_key", keyTier)))
 			pl.who = fmt.Sprintf("requests with %s: %s", tierHeader, l.Tier)
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			pl.entries = append(pl.entries, entry{keyEndpoint, l.Name})
 			var hs list
 			if m := strings.ToUpper(l.Match.Method); m != "" {
@@ -116,13 +116,13 @@ func plans(p policy.Policy, o export.Options) []plan {
 			pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
 				with("descriptor_key", keyEndpoint).with("descriptor_value", l.Name).with("headers", hs)))
 			pl.who = "requests to " + strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path)
-		case export.ScopeGlobal:
+		case policy.ScopeGlobal:
 			pl.entries = append(pl.entries, entry{keyGlobal, "all"})
 			pl.actions = append(pl.actions, obj{}.with("generic_key", obj{}.
 				with("descriptor_key", keyGlobal).with("descriptor_value", "all")))
 			pl.who = "all requests together"
 		}
-		if l.Scope != export.ScopeGlobal {
+		if l.Scope != policy.ScopeGlobal {
 			e, a, who := keyEntry(l.Key, o)
 			pl.entries = append(pl.entries, e)
 			pl.actions = append(pl.actions, a)
@@ -236,7 +236,7 @@ func (w window) String() string { return fmt.Sprintf("%d/%s", w.requests, w.unit
 // limit keeps its long-run rate as well as whole requests allow (see
 // unitFor). why says what differs; exact is true only for a fixed window
 // of one unit.
-func perUnit(l export.Limit) (w window, exact bool, why string) {
+func perUnit(l policy.Limit) (w window, exact bool, why string) {
 	s := l.Spec
 	limit, span, wwhy := export.Window(s)
 	var whys []string

@@ -65,18 +65,18 @@ func keySelector(k policy.Key, o export.Options) obj {
 
 // gatewayRules is a limit's rules: one, or two for an ip key (one counter
 // per IPv4 and per IPv6 address).
-func gatewayRules(l export.Limit, o export.Options, tierNames []string, w window, cost int64, shadow bool) []obj {
+func gatewayRules(l policy.Limit, o export.Options, tierNames []string, w window, cost int64, shadow bool) []obj {
 	var headers list
 	cond := obj{}
 	switch l.Scope {
-	case export.ScopeDefault:
+	case policy.ScopeDefault:
 		if len(tierNames) > 0 {
 			headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "RegularExpression").
 				with("value", "^("+strings.Join(tierNames, "|")+")$").with("invert", true))
 		}
-	case export.ScopeTier:
+	case policy.ScopeTier:
 		headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "Exact").with("value", l.Tier))
-	case export.ScopeEndpoint:
+	case policy.ScopeEndpoint:
 		cond = cond.with("path", obj{}.with("type", "Exact").with("value", l.Match.Path))
 		if m := strings.ToUpper(l.Match.Method); m != "" {
 			cond = cond.with("methods", list{obj{}.with("value", m)})
@@ -102,7 +102,7 @@ func gatewayRules(l export.Limit, o export.Options, tierNames []string, w window
 		}
 		return r
 	}
-	if l.Key == policy.KeyIP && l.Scope != export.ScopeGlobal {
+	if l.Key == policy.KeyIP && l.Scope != policy.ScopeGlobal {
 		var rs []obj
 		for _, cidr := range []string{"0.0.0.0/0", "::/0"} {
 			c := append(obj{}, cond...).with("sourceCIDR", obj{}.with("type", "Distinct").with("value", cidr))
@@ -118,7 +118,7 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 	name := dnsLabel(p.Metadata.Name)
 	ex := export.Export{Target: "envoy-gateway", Filename: name + "-ratelimit.yaml", MediaType: "application/yaml"}
 	shadow := p.Defaults.Mode == policy.ModeShadow
-	limits := export.Limits(p)
+	limits := p.Limits()
 	overlap := overlapping(limits)
 	var tierNames []string
 	for _, t := range p.Tiers {
@@ -248,18 +248,18 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 }
 
 // selectorText is a limit's selectors in words for a mapping's To.
-func selectorText(l export.Limit, o export.Options, tiers bool) string {
+func selectorText(l policy.Limit, o export.Options, tiers bool) string {
 	var s []string
 	switch l.Scope {
-	case export.ScopeDefault:
+	case policy.ScopeDefault:
 		if tiers {
 			s = append(s, o.TierHeader+" not a tier")
 		}
-	case export.ScopeTier:
+	case policy.ScopeTier:
 		s = append(s, o.TierHeader+"="+l.Tier)
-	case export.ScopeEndpoint:
+	case policy.ScopeEndpoint:
 		s = append(s, strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path))
-	case export.ScopeGlobal:
+	case policy.ScopeGlobal:
 		return "all traffic"
 	}
 	if h := o.KeyHeader(l.Key); h != "" {

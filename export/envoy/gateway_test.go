@@ -140,10 +140,10 @@ func TestGatewayValidates(t *testing.T) {
 			}
 			// Rules follow the limits, two for an ip key.
 			i := 0
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				want, _, _ := perUnit(l)
 				n := 1
-				if l.Key == policy.KeyIP && l.Scope != export.ScopeGlobal {
+				if l.Key == policy.KeyIP && l.Scope != policy.ScopeGlobal {
 					n = 2
 				}
 				for k := 0; k < n; k++ {
@@ -168,7 +168,7 @@ func TestGatewayValidates(t *testing.T) {
 							t.Errorf("%s: an empty client selector", l.Field)
 						}
 					}
-					if (l.Scope == export.ScopeGlobal) != (len(r.ClientSelectors) == 0) {
+					if (l.Scope == policy.ScopeGlobal) != (len(r.ClientSelectors) == 0) {
 						t.Errorf("%s: %d client selectors", l.Field, len(r.ClientSelectors))
 					}
 				}

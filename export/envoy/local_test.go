@@ -192,7 +192,7 @@ func TestLocalValidates(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := parseLocal(t, ex.Body)
-			if got, want := len(c.lrl.GetDescriptors()), len(export.Limits(tp.Policy)); got != want {
+			if got, want := len(c.lrl.GetDescriptors()), len(tp.Policy.Limits()); got != want {
 				t.Errorf("%d descriptors, want one per limit (%d)", got, want)
 			}
 			if got := c.lrl.GetMaxDynamicDescriptors().GetValue(); got < minDynamicDescriptors {
@@ -236,7 +236,7 @@ func checkMappings(t *testing.T, ex export.Export, p policy.Policy) {
 			t.Errorf("%s is %s without a reason", m.Field, m.Fidelity)
 		}
 	}
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		if fields[l.Field] != 1 {
 			t.Errorf("%s has %d mappings, want 1", l.Field, fields[l.Field])
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/export/exporttest"
+	"github.com/ratelab/ratelab/policy"
 )
 
 // TestFillFor checks the fill interval search against intervals worked out
@@ -94,7 +95,7 @@ func TestPerUnit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, exact, why := perUnit(export.Limit{Spec: tt.spec})
+			w, exact, why := perUnit(policy.Limit{Spec: tt.spec})
 			if w.String() != tt.want || exact != tt.exact {
 				t.Errorf("perUnit(%s) = %s exact=%t, want %s exact=%t", tt.spec, w, exact, tt.want, tt.exact)
 			}
@@ -196,7 +197,7 @@ func TestLocalNumbers(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := parseLocal(t, ex.Body)
-		i := slices.IndexFunc(export.Limits(p), func(l export.Limit) bool { return l.Field == tt.field })
+		i := slices.IndexFunc(p.Limits(), func(l policy.Limit) bool { return l.Field == tt.field })
 		tb := c.lrl.GetDescriptors()[i].GetTokenBucket()
 		if tb.GetMaxTokens() != tt.maxTokens || tb.GetTokensPerFill().GetValue() != tt.tokens || tb.GetFillInterval().AsDuration() != tt.interval {
 			t.Errorf("%s %s: max_tokens=%d tokens_per_fill=%d fill_interval=%v, want %d, %d, %v", tt.policy, tt.field,
@@ -210,7 +211,7 @@ func TestLocalNumbers(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := parseLocal(t, ex.Body)
-		for i, l := range export.Limits(tp.Policy) {
+		for i, l := range tp.Policy.Limits() {
 			spec, _ := export.PerInstance(tp.Policy, l.Spec)
 			rate, burst, _ := export.Bucket(spec)
 			tb := c.lrl.GetDescriptors()[i].GetTokenBucket()
@@ -367,7 +368,7 @@ func TestDescriptorsReachLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.policy+"/"+tt.name, func(t *testing.T) {
 			p := exporttest.Named(t, tt.policy)
-			limits := export.Limits(p)
+			limits := p.Limits()
 			ex, err := Local.Render(p, export.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -493,7 +494,7 @@ func TestLocalBucketsMatchEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := parseLocal(t, ex.Body)
-		for i, l := range export.Limits(tp.Policy) {
+		for i, l := range tp.Policy.Limits() {
 			spec, _ := export.PerInstance(tp.Policy, l.Spec)
 			lim, err := algorithms.New(spec)
 			if err != nil {

@@ -92,12 +92,12 @@ func rlsYAML(ns []*rlsNode, shadow bool) list {
 
 // overlapping is whether some request meets more than one of the
 // policy's limits (an endpoint's or the global one besides its client's).
-func overlapping(ls []export.Limit) bool {
+func overlapping(ls []policy.Limit) bool {
 	if len(ls) < 2 {
 		return false
 	}
 	for _, l := range ls {
-		if l.Scope == export.ScopeEndpoint || l.Scope == export.ScopeGlobal {
+		if l.Scope == policy.ScopeEndpoint || l.Scope == policy.ScopeGlobal {
 			return true
 		}
 	}
@@ -105,7 +105,7 @@ func overlapping(ls []export.Limit) bool {
 }
 
 // domain is the policy's rate limit domain.
-func domain(p policy.Policy) string { return export.Ident(p.Metadata.Name) }
+func domain(p policy.Policy) string { return policy.Ident(p.Metadata.Name) }
 
 // rateLimitFilter is the Envoy HTTP filter that asks the service, with the
 // rate_limits actions that build the descriptors the service's tree names.
@@ -136,7 +136,7 @@ func renderRateLimitService(p policy.Policy, o export.Options) (export.Export, e
 	pls := plans(p, o)
 	shadow := p.Defaults.Mode == policy.ModeShadow
 	costs := export.Costs(p)
-	limits := export.Limits(p)
+	limits := p.Limits()
 	overlap := overlapping(limits)
 
 	var ls []rlsLimit

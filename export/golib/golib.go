@@ -74,13 +74,13 @@ func render(lib library, p policy.Policy, o export.Options) (export.Export, erro
 	ex := export.Export{Target: lib.name, Filename: lib.filename, MediaType: "text/x-go; charset=utf-8"}
 	// The spec each limit enforces in the library: per process unless
 	// the library shares a store.
-	spec := func(l export.Limit) (algorithms.Spec, string) {
+	spec := func(l policy.Limit) (algorithms.Spec, string) {
 		if lib.shared {
 			return l.Spec, ""
 		}
 		return export.PerInstance(p, l.Spec)
 	}
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		s, replicas := spec(l)
 		why := lib.why(s, p)
 		m := export.Mapping{Field: l.Field, From: l.Spec.String(), To: lib.to(s), Fidelity: export.Exact}
@@ -92,11 +92,11 @@ func render(lib library, p policy.Policy, o export.Options) (export.Export, erro
 	}
 	f := snippet.File{Policy: p, Options: o, Target: lib.name, Doc: lib.doc, Imports: lib.imports,
 		LimitFields: lib.limitFields, Body: lib.body,
-		Fields: func(l export.Limit) string {
+		Fields: func(l policy.Limit) string {
 			s, _ := spec(l)
 			return lib.fields(s)
 		},
-		Comment: func(l export.Limit) string {
+		Comment: func(l policy.Limit) string {
 			if s, _ := spec(l); s != l.Spec {
 				return fmt.Sprintf("%s, per replica %s", l.Spec, s)
 			}

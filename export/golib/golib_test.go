@@ -94,7 +94,7 @@ func TestRender(t *testing.T) {
 					fields[m.Field] = m
 				}
 				replicas := tp.Policy.Service.Replicas > 1 && tp.Policy.Service.Enforcement != "local"
-				for _, l := range export.Limits(tp.Policy) {
+				for _, l := range tp.Policy.Limits() {
 					m, ok := fields[l.Field]
 					if !ok {
 						t.Errorf("no mapping for %s", l.Field)

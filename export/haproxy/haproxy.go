@@ -55,7 +55,7 @@ const (
 
 // placed is one limit with its table and counter.
 type placed struct {
-	export.Limit
+	policy.Limit
 	table   string
 	slot    int
 	counter Counter
@@ -68,8 +68,8 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 
 	var lims []placed
 	tierSeen := map[string]bool{}
-	for _, l := range export.Limits(p) {
-		if l.Scope == export.ScopeTier {
+	for _, l := range p.Limits() {
+		if l.Scope == policy.ScopeTier {
 			k := strings.ToLower(l.Tier)
 			switch {
 			case hasControl(l.Tier):
@@ -83,7 +83,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 			}
 			tierSeen[k] = true
 		}
-		if l.Scope == export.ScopeEndpoint && hasControl(l.Match.Path) {
+		if l.Scope == policy.ScopeEndpoint && hasControl(l.Match.Path) {
 			ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
 				Why: "the endpoint's path has a control character, which no request line can carry"})
 			continue
@@ -96,9 +96,9 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		}
 		pl := placed{Limit: l, table: "ratelab_" + l.Name, counter: c}
 		switch l.Scope {
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			pl.slot = slotEndpoint
-		case export.ScopeGlobal:
+		case policy.ScopeGlobal:
 			pl.slot = slotGlobal
 		default:
 			pl.slot = slotClient
@@ -153,7 +153,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	for _, l := range lims {
 		w("\n# %s: %s -> %s\n", l.Field, l.Spec, l.counter.To())
 		size, typ := clientTableSize, fmt.Sprintf("string len %d", keyLen)
-		if l.Scope == export.ScopeGlobal {
+		if l.Scope == policy.ScopeGlobal {
 			size, typ = "1", "string len 8"
 		}
 		w("backend %s\n    stick-table type %s size %s expire %s store %s\n", l.table, typ, size, duration(2*l.counter.Period), l.counter.Rate())
@@ -168,13 +168,13 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 
 	// Tier, endpoint and cost of the request.
 	for _, l := range lims {
-		if l.Scope == export.ScopeTier {
+		if l.Scope == policy.ScopeTier {
 			w("    http-request set-var(txn.ratelab_tier) str(%s) if { req.fhdr(%s) -m str -i -- %s } !{ var(txn.ratelab_tier) -m found }\n",
 				strings.TrimPrefix(l.table, "ratelab_"), strings.ToLower(o.TierHeader), quote(l.Tier))
 		}
 	}
 	for _, l := range lims {
-		if l.Scope == export.ScopeEndpoint {
+		if l.Scope == policy.ScopeEndpoint {
 			w("    http-request set-var(txn.ratelab_endpoint) str(%s) if %s\n", strings.TrimPrefix(l.table, "ratelab_"), route(l.Match))
 		}
 	}
@@ -188,7 +188,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	// Client keys: the header, or the client's address when it is missing.
 	keys := map[policy.Key]bool{}
 	for _, l := range lims {
-		if l.Scope != export.ScopeGlobal {
+		if l.Scope != policy.ScopeGlobal {
 			keys[l.Key] = true
 		}
 	}
@@ -299,11 +299,11 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 func cond(l placed, extra string) string {
 	var c string
 	switch l.Scope {
-	case export.ScopeDefault:
+	case policy.ScopeDefault:
 		c = "!{ var(txn.ratelab_tier) -m found }"
-	case export.ScopeTier, export.ScopeEndpoint:
+	case policy.ScopeTier, policy.ScopeEndpoint:
 		v := "tier"
-		if l.Scope == export.ScopeEndpoint {
+		if l.Scope == policy.ScopeEndpoint {
 			v = "endpoint"
 		}
 		c = fmt.Sprintf("{ var(txn.ratelab_%s) -m str %s }", v, strings.TrimPrefix(l.table, "ratelab_"))
@@ -337,8 +337,8 @@ func route(m policy.Match) string {
 	if m.Method != "" {
 		s = fmt.Sprintf("{ method %s } ", strings.ToUpper(m.Method))
 	}
-	if export.IsTemplate(m.Path) {
-		return s + fmt.Sprintf("{ path -m reg -- %s }", quote(export.PathRegex(m.Path)))
+	if policy.IsTemplate(m.Path) {
+		return s + fmt.Sprintf("{ path -m reg -- %s }", quote(policy.PathRegex(m.Path)))
 	}
 	return s + fmt.Sprintf("{ path -m str -- %s }", quote(m.Path))
 }

@@ -29,7 +29,7 @@ func TestRenderEveryPolicy(t *testing.T) {
 			for _, m := range a.Mappings {
 				fields[m.Field] = true
 			}
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				if !bytes.Contains(a.Body, []byte("backend ratelab_"+l.Name+"\n")) {
 					t.Errorf("no table for %s", l.Field)
 				}

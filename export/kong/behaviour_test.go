@@ -42,7 +42,7 @@ func (k *kongWindows) allow(now time.Duration) bool {
 // windows, which must admit them all.
 func TestNoConformingClientRejected(t *testing.T) {
 	for _, tp := range exporttest.Policies(t) {
-		for _, l := range export.Limits(tp.Policy) {
+		for _, l := range tp.Policy.Limits() {
 			t.Run(tp.Name+"/"+l.Field, func(t *testing.T) {
 				ps, _, _ := Periods(l.Spec)
 				pol, err := algorithms.New(l.Spec)

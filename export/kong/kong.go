@@ -212,7 +212,7 @@ type consumer struct {
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // ident is s as a Kong entity name: lower case letters, digits and '-'.
-func ident(s string) string { return strings.Trim(strings.ReplaceAll(export.Ident(s), "_", "-"), "-") }
+func ident(s string) string { return strings.Trim(strings.ReplaceAll(policy.Ident(s), "_", "-"), "-") }
 
 // pathRegex is Kong 3's regex path matching exactly path.
 func pathRegex(path string) string { return "~" + regexp.QuoteMeta(path) + "$" }

@@ -46,18 +46,18 @@ func plan(p policy.Policy, o export.Options) *layout {
 	lo.status = p.Defaults.Response.Code()
 	var def, global *plugin
 	endpointLimit := map[int]*plugin{}
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		switch l.Scope {
-		case export.ScopeDefault:
+		case policy.ScopeDefault:
 			def = pl.newPlugin(l.Field, l.Spec, l.Key)
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			lo.consumers = append(lo.consumers, consumer{username: "tier-" + ident(l.Tier), tier: l.Tier,
 				plugins: []*plugin{pl.newPlugin(l.Field, l.Spec, l.Key)}})
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			var i int
 			fmt.Sscanf(l.Field, "endpoints[%d]", &i)
 			endpointLimit[i] = pl.newPlugin(l.Field, l.Spec, l.Key)
-		case export.ScopeGlobal:
+		case policy.ScopeGlobal:
 			global = pl.newPlugin(l.Field, l.Spec, l.Key)
 		}
 	}
@@ -379,7 +379,7 @@ func (lo *layout) notes() []string {
 	if lo.pl.p.Defaults.Mode == policy.ModeShadow {
 		n = append(n, "The policy is in shadow mode but Kong cannot log without enforcing: this file enforces the limits.")
 	}
-	for _, l := range export.Limits(lo.pl.p) {
+	for _, l := range lo.pl.p.Limits() {
 		if s := advanced(l.Spec); s != "" {
 			n = append(n, fmt.Sprintf("Enterprise rate-limiting-advanced runs %s (%s) with the policy's own algorithm: %s.", l.Field, l.Spec, s))
 		}

@@ -53,7 +53,7 @@ const (
 
 // placed is one limit with everything the file says about it.
 type placed struct {
-	export.Limit
+	policy.Limit
 	zone  string // zone name, also the key variable's suffix
 	key   string // the limit_req_zone key: a variable, or "global"
 	param Param
@@ -65,13 +65,13 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	o = o.WithDefaults()
 	ex := export.Export{
 		Target:    "nginx",
-		Filename:  "ratelab-" + export.Ident(p.Metadata.Name) + ".conf",
+		Filename:  "ratelab-" + policy.Ident(p.Metadata.Name) + ".conf",
 		MediaType: "text/plain; charset=utf-8",
 	}
 	var lims []placed
 	tierSeen := map[string]bool{}
-	for _, l := range export.Limits(p) {
-		if l.Scope == export.ScopeTier {
+	for _, l := range p.Limits() {
+		if l.Scope == policy.ScopeTier {
 			k := strings.ToLower(l.Tier)
 			switch {
 			case hasControl(l.Tier):
@@ -85,12 +85,12 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 			}
 			tierSeen[k] = true
 		}
-		if l.Scope == export.ScopeEndpoint && hasControl(l.Match.Path) {
+		if l.Scope == policy.ScopeEndpoint && hasControl(l.Match.Path) {
 			ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
 				Why: "the endpoint's path has a control character, which no request line can carry"})
 			continue
 		}
-		if l.Scope == export.ScopeEndpoint {
+		if l.Scope == policy.ScopeEndpoint {
 			if _, ok := location(l.Match.Path); !ok {
 				ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "(left out)", Fidelity: export.NotExpressible,
 					Why: "the endpoint's path does not decode to a path nginx can match"})
@@ -106,7 +106,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 			fid = export.Worst(fid, export.Approximate)
 		}
 		switch l.Scope {
-		case export.ScopeGlobal:
+		case policy.ScopeGlobal:
 			pl.key = `"global"`
 		default:
 			pl.key = "$ratelab_key_" + name
@@ -123,11 +123,11 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	w("# layer); a request with no tier, or one this policy does not know, gets the default limit.\n")
 
 	// Tier selection.
-	hasTiers := slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeTier })
-	if hasTiers || slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeDefault }) {
+	hasTiers := slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == policy.ScopeTier })
+	if hasTiers || slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == policy.ScopeDefault }) {
 		w("\nmap \"t:%s\" $ratelab_tier {\n    default \"\";\n", headerVar(o.TierHeader))
 		for _, l := range lims {
-			if l.Scope == export.ScopeTier {
+			if l.Scope == policy.ScopeTier {
 				w("    %s %s;\n", quote("t:"+l.Tier), strings.TrimPrefix(l.zone, "ratelab_"))
 			}
 		}
@@ -137,7 +137,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	// Client keys: the header, or the client's address when it is missing.
 	keys := map[policy.Key]bool{}
 	for _, l := range lims {
-		if l.Scope != export.ScopeGlobal {
+		if l.Scope != policy.ScopeGlobal {
 			keys[l.Key] = true
 		}
 	}
@@ -155,11 +155,11 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		name := strings.TrimPrefix(l.zone, "ratelab_")
 		client := clientVar(l.Key)
 		switch l.Scope {
-		case export.ScopeDefault:
+		case policy.ScopeDefault:
 			w("\nmap $ratelab_tier $ratelab_key_%s {\n    \"\" %s;\n    default \"\";\n}\n", name, client)
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			w("\nmap $ratelab_tier $ratelab_key_%s {\n    %s %s;\n    default \"\";\n}\n", name, name, client)
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			if l.Match.Method == "" {
 				w("\nmap $request_method $ratelab_key_%s {\n    default %s;\n}\n", name, client)
 			} else {
@@ -171,7 +171,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	w("\n")
 	for _, l := range lims {
 		size := clientZone
-		if l.Scope == export.ScopeGlobal {
+		if l.Scope == policy.ScopeGlobal {
 			size = globalZone
 		}
 		w("# %s: %s -> %s (%s)\n", l.Field, l.Spec, l.param.To(), fidelityOf(ex, l.Field))
@@ -183,7 +183,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	styles := p.Defaults.Response.Styles()
 	// RateLimit-Policy names the client's own limit, so it needs one.
 	ietf := slices.Contains(styles, policy.HeadersIETF) &&
-		slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == export.ScopeDefault || l.Scope == export.ScopeTier })
+		slices.ContainsFunc(lims, func(l placed) bool { return l.Scope == policy.ScopeDefault || l.Scope == policy.ScopeTier })
 	retry := p.Defaults.Response.SendsRetryAfter()
 	var retryAfter int64 = 1
 	for _, l := range lims {
@@ -194,9 +194,9 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		w("map $ratelab_tier $ratelab_ratelimit_policy {\n    default \"\";\n")
 		for _, l := range lims {
 			switch l.Scope {
-			case export.ScopeDefault:
+			case policy.ScopeDefault:
 				w("    \"\" '%s';\n", ietfPolicy(strings.TrimPrefix(l.zone, "ratelab_"), l.Spec))
-			case export.ScopeTier:
+			case policy.ScopeTier:
 				name := strings.TrimPrefix(l.zone, "ratelab_")
 				w("    %s '%s';\n", name, ietfPolicy(name, l.Spec))
 			}
@@ -214,7 +214,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 	var top []placed
 	for _, l := range lims {
-		if l.Scope != export.ScopeEndpoint {
+		if l.Scope != policy.ScopeEndpoint {
 			top = append(top, l)
 		}
 	}
@@ -230,7 +230,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	// Endpoint locations, one per path, in policy order.
 	var paths []string
 	for _, l := range lims {
-		if l.Scope == export.ScopeEndpoint && !slices.Contains(paths, l.Match.Path) {
+		if l.Scope == policy.ScopeEndpoint && !slices.Contains(paths, l.Match.Path) {
 			paths = append(paths, l.Match.Path)
 		}
 	}
@@ -240,7 +240,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		loc, _ := location(path)
 		w("    location %s {\n", loc)
 		for _, l := range lims {
-			if l.Scope == export.ScopeEndpoint && l.Match.Path == path {
+			if l.Scope == policy.ScopeEndpoint && l.Match.Path == path {
 				w("        limit_req zone=%s%s; # %s %s\n", l.zone, l.param.args(), strings.ToUpper(l.Match.Method), l.Field)
 			}
 		}
@@ -351,7 +351,7 @@ func ietfPolicy(name string, s algorithms.Spec) string {
 // matches locations against the decoded URI, so %XX escapes are decoded;
 // ok is false when they decode to something no URI holds.
 func location(path string) (string, bool) {
-	if !export.IsTemplate(path) {
+	if !policy.IsTemplate(path) {
 		dec, err := url.PathUnescape(path)
 		if err != nil || hasControl(dec) {
 			return "", false

@@ -29,7 +29,7 @@ func TestRenderEveryPolicy(t *testing.T) {
 			for _, m := range a.Mappings {
 				fields[m.Field] = true
 			}
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				if !bytes.Contains(a.Body, []byte("zone=ratelab_"+l.Name+":")) {
 					t.Errorf("no zone for %s", l.Field)
 				}
@@ -194,7 +194,7 @@ func TestRenderOddNames(t *testing.T) {
 	}
 	// Tiers whose names differ only in punctuation get zones of their own.
 	zones := map[string]bool{}
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		if l.Field == "tiers[2].limit" || l.Field == "endpoints[3].limit" {
 			continue // left out, below
 		}

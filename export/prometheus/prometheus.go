@@ -42,7 +42,7 @@ import (
 
 // The metrics the rendered Go snippets and the Redis Lua callers expose.
 // A snippet counts every decision of every limit in DecisionsMetric with
-// the limit's export name (export.Limit.Name: "default", "tier_paid",
+// the limit's export name (policy.Limit.Name: "default", "tier_paid",
 // "endpoint_1", "global") in LimitLabel and the outcome in DecisionLabel;
 // a snippet that keeps its counters in a shared store counts every store
 // error (after which it fails open or closed as the policy says) in
@@ -53,7 +53,7 @@ const (
 	DecisionsMetric = "ratelab_ratelimit_decisions_total"
 	// StoreErrorsMetric is a counter: ratelab_ratelimit_store_errors_total{limit}.
 	StoreErrorsMetric = "ratelab_ratelimit_store_errors_total"
-	// LimitLabel names the limit (export.Limit.Name).
+	// LimitLabel names the limit (policy.Limit.Name).
 	LimitLabel = "limit"
 	// DecisionLabel is one of DecisionAllowed, DecisionRejected,
 	// DecisionShadowRejected.
@@ -156,7 +156,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 			Reason: fmt.Sprintf("unknown gateway %q; want one of %s", gw, strings.Join(Gateways, ", "))}
 	}
 	src := sourceFor(gw, p, o)
-	limits := export.Limits(p)
+	limits := p.Limits()
 	shadow := p.Defaults.Mode == policy.ModeShadow
 	share, shareWhy := Threshold(p)
 
@@ -286,7 +286,7 @@ func render(p policy.Policy, gw string, share float64, why string, rules []rule)
 	fmt.Fprintf(&b, "# Gateway: %s. Threshold of the rejected share: %s (%s): %s.\n", gw, num(share), pct(share), why)
 	fmt.Fprintf(&b, "# Check: promtool check rules <this file>\n")
 	b.WriteString("groups:\n")
-	fmt.Fprintf(&b, "  - name: %s\n", strconv.Quote("ratelab-"+export.Ident(p.Metadata.Name)+"-"+gw))
+	fmt.Fprintf(&b, "  - name: %s\n", strconv.Quote("ratelab-"+policy.Ident(p.Metadata.Name)+"-"+gw))
 	if len(rules) == 0 {
 		b.WriteString("    rules: []\n")
 		return b.Bytes()

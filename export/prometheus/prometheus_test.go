@@ -123,7 +123,7 @@ func TestEveryGatewayEveryPolicyLoadsInPrometheus(t *testing.T) {
 						t.Errorf("%s: no for: duration", name)
 					}
 				}
-				for _, l := range export.Limits(tp.Policy) {
+				for _, l := range tp.Policy.Limits() {
 					if !hasMapping(e, l.Field) {
 						t.Errorf("no mapping for %s", l.Field)
 					}
@@ -328,7 +328,7 @@ func TestLimitMappings(t *testing.T) {
 		{"kong", export.Approximate},
 	} {
 		e := render(t, p, tt.gw)
-		for _, l := range export.Limits(p) {
+		for _, l := range p.Limits() {
 			for _, m := range e.Mappings {
 				if m.Field == l.Field && m.Fidelity != tt.want {
 					t.Errorf("%s %s: %s, want %s (%s)", tt.gw, l.Field, m.Fidelity, tt.want, m.Why)

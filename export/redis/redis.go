@@ -91,7 +91,7 @@ func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 const exactDoubles = 1 << 53
 
 // mapping is how spec s lands in its script, and how faithfully.
-func mapping(l export.Limit) export.Mapping {
+func mapping(l policy.Limit) export.Mapping {
 	s := l.Spec
 	a := Args(s)
 	m := export.Mapping{Field: l.Field, From: s.String(), Fidelity: export.Exact}
@@ -134,7 +134,7 @@ func mapping(l export.Limit) export.Mapping {
 func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	o = o.WithDefaults()
 	ex := export.Export{Target: name, Filename: "ratelimit_redis.go", MediaType: "text/x-go; charset=utf-8"}
-	limits := export.Limits(p)
+	limits := p.Limits()
 	used := map[algorithms.Name]bool{}
 	for _, l := range limits {
 		ex.Add(mapping(l))
@@ -167,7 +167,7 @@ ratelimit.NewLimiter(rdb).Middleware(handler), rdb a *redis.Client or
 		LimitFields: `	script   *redis.Script // the algorithm's script
 	args     []any         // ARGV[1] and ARGV[2]
 	logKeys  bool          // sliding_log: a log and a meta key`,
-		Fields: func(l export.Limit) string {
+		Fields: func(l policy.Limit) string {
 			a := Args(l.Spec)
 			f := fmt.Sprintf("script: %sScript, args: []any{%q, %q}", ident(l.Spec.Algorithm), a[0], a[1])
 			if l.Spec.Algorithm == algorithms.NameSlidingLog {

@@ -68,7 +68,7 @@ func TestRender(t *testing.T) {
 				t.Errorf("header: %.100s", body)
 			}
 			used := map[algorithms.Name]bool{}
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				used[l.Spec.Algorithm] = true
 			}
 			for _, n := range algorithms.Names {
@@ -80,7 +80,7 @@ func TestRender(t *testing.T) {
 			for _, m := range ex.Mappings {
 				fields[m.Field] = m
 			}
-			for _, l := range export.Limits(tp.Policy) {
+			for _, l := range tp.Policy.Limits() {
 				m, ok := fields[l.Field]
 				if !ok {
 					t.Errorf("no mapping for %s", l.Field)

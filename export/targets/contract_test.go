@@ -39,7 +39,7 @@ func TestEveryTargetContract(t *testing.T) {
 				if a.Fidelity != worst {
 					t.Errorf("fidelity %s, the worst mapping is %s", a.Fidelity, worst)
 				}
-				for _, l := range export.Limits(tp.Policy) {
+				for _, l := range tp.Policy.Limits() {
 					if !fields[l.Field] {
 						t.Errorf("no mapping for %s", l.Field)
 					}

@@ -71,7 +71,7 @@ var Policy = export.Target{
 			return export.Export{}, &export.Error{Target: "policy", Reason: err.Error()}
 		}
 		e := export.Export{Target: "policy", Filename: "policy.yaml", MediaType: "application/yaml; charset=utf-8", Body: buf.Bytes()}
-		for _, l := range export.Limits(p) {
+		for _, l := range p.Limits() {
 			e.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: l.Spec.String(), Fidelity: export.Exact})
 		}
 		e.Notes = []string{"Check it with ratelab-lint policy.yaml; import it in the designer to see its charts."}

@@ -90,7 +90,7 @@ func renderDynamic(p policy.Policy, o export.Options) (export.Export, error) {
 // k8sName is a DNS-1123 name: lower case letters, digits and '-'.
 func k8sName(parts ...string) string {
 	s := strings.Join(parts, "-")
-	s = strings.ReplaceAll(export.Ident(s), "_", "-")
+	s = strings.ReplaceAll(policy.Ident(s), "_", "-")
 	s = strings.Trim(s, "-")
 	if len(s) > 63 {
 		s = strings.TrimRight(s[:63], "-")

@@ -218,22 +218,22 @@ func build(p policy.Policy, o export.Options, target string) *plan {
 	pl.sharedRedis = p.Service.Replicas > 1 && p.Service.Enforcement != calc.Local
 	pl.exp = export.Export{Target: target, Fidelity: export.Exact}
 
-	limits := export.Limits(p)
+	limits := p.Limits()
 	classes := []class{{name: "default"}}
 	var global *limiter
 	endpointLimit := map[int]*limiter{}
 	for _, l := range limits {
 		switch l.Scope {
-		case export.ScopeDefault:
+		case policy.ScopeDefault:
 			classes[0].limit = pl.newLimiter(l.Name, l.Field, l.Spec, keyCriterion(o, l.Key))
-		case export.ScopeTier:
+		case policy.ScopeTier:
 			classes = append(classes, class{name: l.Name, tier: l.Tier,
 				limit: pl.newLimiter(l.Name, l.Field, l.Spec, keyCriterion(o, l.Key))})
-		case export.ScopeEndpoint:
+		case policy.ScopeEndpoint:
 			var i int
 			fmt.Sscanf(l.Field, "endpoints[%d]", &i)
 			endpointLimit[i] = pl.newLimiter(l.Name, l.Field, l.Spec, keyCriterion(o, l.Key))
-		case export.ScopeGlobal:
+		case policy.ScopeGlobal:
 			global = pl.newLimiter(l.Name, l.Field, l.Spec, criterion{Header: GlobalHeader})
 		}
 	}

@@ -55,7 +55,7 @@ func TestEveryPolicyValidates(t *testing.T) {
 						t.Errorf("%s: %s without a reason", m.Field, m.Fidelity)
 					}
 				}
-				for _, l := range export.Limits(p.Policy) {
+				for _, l := range p.Policy.Limits() {
 					if !fields[l.Field] {
 						t.Errorf("no mapping for %s", l.Field)
 					}

@@ -48,9 +48,9 @@ type File struct {
 	LimitFields string
 	// Fields returns the target's field initialisers for one limit
 	// ("rate: 10, burst: 20"), "" for none.
-	Fields func(export.Limit) string
+	Fields func(policy.Limit) string
 	// Comment returns the comment line above a limit; nil means its spec.
-	Comment func(export.Limit) string
+	Comment func(policy.Limit) string
 	// Body is the target's Go source: its Limiter type, a constructor and
 	// the check method.
 	Body string
@@ -70,13 +70,13 @@ func (f File) Render() ([]byte, error) {
 	}
 	retry := p.Defaults.Response.RetryAfter == nil || *p.Defaults.Response.RetryAfter
 	var limits []string
-	for _, l := range export.Limits(p) {
+	for _, l := range p.Limits() {
 		quota, window := Quota(l.Spec)
 		fields := fmt.Sprintf("name: %q, field: %q, scope: %q, key: %q, quota: %d, window: %d", l.Name, l.Field, l.Scope, l.Key, quota, window)
 		if l.Tier != "" {
 			fields += fmt.Sprintf(", tier: %q", l.Tier)
 		}
-		if l.Scope == export.ScopeEndpoint {
+		if l.Scope == policy.ScopeEndpoint {
 			fields += fmt.Sprintf(", method: %q, path: %q", strings.ToUpper(l.Match.Method), l.Match.Path)
 		}
 		if f.Fields != nil {
