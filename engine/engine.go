@@ -1,0 +1,396 @@
+// Package engine decides requests for a whole policy, in virtual time. It is
+// the one place where the composition of a policy's limits is implemented:
+// the simulate API, the designer's and the embeds' charts, the docs command,
+// the shadow replay and the export proofs all call it, so they agree request
+// for request.
+//
+// How a policy decides a request:
+//
+//  1. The limits that apply: the client's tier limit (the tier named by the
+//     request, matched to the policy's tier names ignoring ASCII case; a
+//     tier without its own limit has the default limit), or the default
+//     limit when the request names no tier or an unknown one; the limit of
+//     the first endpoint, in policy order, whose method (ignoring case)
+//     and path template match the request ({name} matches exactly one
+//     non-empty path segment), if that endpoint has a limit; and the global
+//     limit.
+//  2. The request's cost is the matched endpoint's cost (1 when no
+//     endpoint matches or it sets none), and applies to every limit.
+//  3. The request is admitted only if every applicable limit admits it at
+//     that cost; then each of them is charged. A rejected request charges
+//     none of them. The decision names the first limit, in the order of
+//     policy.Policy.Limits (client, endpoint, global), that rejected it.
+//
+// Per-client limits (default, tier, endpoint) are keyed by the request's
+// key, the global limit by nothing. A request without a key passes only the
+// global limit: a gateway cannot tell whose it is. Every limit decides at
+// the request's arrival time; a leaky bucket's delay is the decision's
+// Delay, and the other limits do not see the request later.
+//
+// A policy in shadow mode is decided the same way (what the limits would
+// have done); Decision.Shadow says the request passes anyway.
+//
+// An Engine is not safe for concurrent use. Times should not decrease for
+// a key (each limiter treats an earlier time as its last one).
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Request is one request to decide.
+type Request struct {
+	// At is the virtual time of arrival.
+	At time.Duration
+	// Key identifies the client (an IP, an API key, an account: whatever
+	// the client's tier is keyed by); "" means unknown.
+	Key string
+	// Tier is the tier the request names (its tier header); "" or an
+	// unknown name means the default limit.
+	Tier string
+	// Method and Path select the endpoint; Path is without the query.
+	Method, Path string
+}
+
+// Decision is the policy's answer to one request.
+type Decision struct {
+	// Allowed reports whether every applicable limit admitted it.
+	Allowed bool
+	// Shadow is set when the policy is in shadow mode: the request
+	// passes even when Allowed is false.
+	Shadow bool
+	// Rejected is the index (in Engine.Limits) of the first limit that
+	// rejected the request, -1 when admitted.
+	Rejected int
+	// Cost is the request's cost.
+	Cost int64
+	// Tier is the index of the tier whose limit applied, -1 for the
+	// default limit (or none); Endpoint the index of the matched endpoint
+	// in the policy, -1 for none.
+	Tier, Endpoint int
+	// Remaining is the fewest requests of cost 1 any applicable limit
+	// would still admit after this decision.
+	Remaining int64
+	// RetryAfter is, for a rejected request, the wait after which every
+	// rejecting limit admits the same request (the longest of their
+	// waits; algorithms.Never when the cost exceeds a limit's capacity);
+	// 0 when admitted.
+	RetryAfter time.Duration
+	// Reset is the longest time until an applicable limit is rested.
+	Reset time.Duration
+	// Delay is how long an admitted request waits in a leaky bucket.
+	Delay time.Duration
+}
+
+// Engine decides requests for one policy.
+type Engine struct {
+	limits    []policy.Limit
+	lims      []algorithms.Limiter
+	def       int            // index of the default limit, -1 if none
+	tiers     map[string]int // tier name, ASCII lower case → index in policy.Tiers
+	tierLimit []int          // policy tier index → index of its limit, -1 if none
+	endpoints []endpoint
+	global    int // index of the global limit, -1 if none
+	shadow    bool
+}
+
+// endpoint is one of the policy's endpoints, ready to match.
+type endpoint struct {
+	method   string // upper case
+	segments []string
+	vars     []bool // segments[i] is a {name}
+	cost     int64
+	limit    int // index of its limit, -1 if none
+}
+
+// New builds the engine of p. It fails only when a limit is out of its
+// range (a policy that decoded or validated never is).
+func New(p policy.Policy) (*Engine, error) {
+	e := &Engine{limits: p.Limits(), def: -1, global: -1, shadow: p.Defaults.EffectiveMode() == policy.ModeShadow,
+		tiers: make(map[string]int, len(p.Tiers)), tierLimit: make([]int, len(p.Tiers))}
+	e.lims = make([]algorithms.Limiter, len(e.limits))
+	for i := range e.tierLimit {
+		e.tierLimit[i] = -1
+	}
+	for i, t := range p.Tiers {
+		// The name as written, for the common exact match without
+		// folding, and in lower case.
+		for _, name := range []string{t.Name, lowerASCII(t.Name)} {
+			if _, dup := e.tiers[name]; !dup {
+				e.tiers[name] = i
+			}
+		}
+	}
+	byField := make(map[string]int, len(e.limits))
+	for i, l := range e.limits {
+		lim, err := algorithms.New(l.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.Field, err)
+		}
+		e.lims[i] = lim
+		byField[l.Field] = i
+		switch l.Scope {
+		case policy.ScopeDefault:
+			e.def = i
+		case policy.ScopeGlobal:
+			e.global = i
+		}
+	}
+	for i := range p.Tiers {
+		if j, ok := byField[fmt.Sprintf("tiers[%d].limit", i)]; ok {
+			e.tierLimit[i] = j
+		}
+	}
+	for i, pe := range p.Endpoints {
+		ep := endpoint{method: upperASCII(pe.Match.Method), cost: max(pe.Cost, 1), limit: -1}
+		ep.segments, ep.vars = template(pe.Match.Path)
+		if j, ok := byField[fmt.Sprintf("endpoints[%d].limit", i)]; ok {
+			ep.limit = j
+		}
+		e.endpoints = append(e.endpoints, ep)
+	}
+	return e, nil
+}
+
+// Limits are the policy's limits, in the order Decision.Rejected indexes.
+func (e *Engine) Limits() []policy.Limit { return e.limits }
+
+// Shadow reports whether the policy is in shadow mode.
+func (e *Engine) Shadow() bool { return e.shadow }
+
+// Applicable is what applies to a request: the tier (index in the policy,
+// -1 for the default), the endpoint (-1 for none), the cost, and the
+// indices of the limits in Engine.Limits, in order, n of them.
+type Applicable struct {
+	Tier, Endpoint int
+	Cost           int64
+	Limits         [3]int
+	N              int
+}
+
+// Match reports what applies to q, by rules 1 and 2 of the package
+// comment, without deciding anything.
+func (e *Engine) Match(q Request) Applicable {
+	a := Applicable{Tier: -1, Endpoint: -1, Cost: 1}
+	client := e.def
+	if q.Tier != "" {
+		if i, ok := e.tier(q.Tier); ok {
+			a.Tier, client = i, e.tierLimit[i]
+		}
+	}
+	for i := range e.endpoints {
+		if e.endpoints[i].matches(q.Method, q.Path) {
+			a.Endpoint, a.Cost = i, e.endpoints[i].cost
+			break
+		}
+	}
+	if q.Key != "" {
+		if client >= 0 {
+			a.Limits[a.N] = client
+			a.N++
+		}
+		if a.Endpoint >= 0 && e.endpoints[a.Endpoint].limit >= 0 {
+			a.Limits[a.N] = e.endpoints[a.Endpoint].limit
+			a.N++
+		}
+	}
+	if e.global >= 0 {
+		a.Limits[a.N] = e.global
+		a.N++
+	}
+	return a
+}
+
+// tier finds the tier named name, ignoring ASCII case.
+func (e *Engine) tier(name string) (int, bool) {
+	if i, ok := e.tiers[name]; ok {
+		return i, true
+	}
+	i, ok := e.tiers[lowerASCII(name)]
+	return i, ok
+}
+
+// Decide decides q by the policy, charging the limits when it is admitted.
+func (e *Engine) Decide(q Request) Decision {
+	a := e.Match(q)
+	d := Decision{Rejected: -1, Cost: a.Cost, Tier: a.Tier, Endpoint: a.Endpoint, Shadow: e.shadow}
+	if a.N == 0 {
+		d.Allowed, d.Remaining = true, noLimit
+		return d
+	}
+	key := func(i int) string {
+		if i == e.global {
+			return ""
+		}
+		return q.Key
+	}
+	// One limit: its own decision is the policy's.
+	if a.N == 1 {
+		ld := e.lims[a.Limits[0]].Allow(key(a.Limits[0]), q.At, a.Cost)
+		d.Allowed, d.Remaining, d.Reset = ld.Allowed, ld.Remaining, ld.Reset
+		if ld.Allowed {
+			d.Delay = ld.Delay()
+		} else {
+			d.Rejected, d.RetryAfter = a.Limits[0], ld.RetryAfter()
+		}
+		return d
+	}
+	// Several: look at each without charging (a request of cost c passes
+	// a limit exactly when c ≤ the Remaining it reports for cost 0), and
+	// charge them all only if all admit.
+	var peek [3]algorithms.Decision
+	admit := true
+	for j := range a.N {
+		i := a.Limits[j]
+		peek[j] = e.lims[i].Allow(key(i), q.At, 0)
+		if peek[j].Remaining < a.Cost {
+			admit = false
+		}
+	}
+	if !admit {
+		d.Remaining = noLimit
+		for j := range a.N {
+			i := a.Limits[j]
+			d.Remaining = min(d.Remaining, peek[j].Remaining)
+			d.Reset = max(d.Reset, peek[j].Reset)
+			if peek[j].Remaining >= a.Cost {
+				continue
+			}
+			// A rejected request charges nothing: this only asks for
+			// the wait.
+			ld := e.lims[i].Allow(key(i), q.At, a.Cost)
+			if d.Rejected < 0 {
+				d.Rejected = i
+			}
+			d.RetryAfter = max(d.RetryAfter, ld.RetryAfter())
+		}
+		return d
+	}
+	d.Allowed, d.Remaining = true, noLimit
+	for j := range a.N {
+		i := a.Limits[j]
+		ld := e.lims[i].Allow(key(i), q.At, a.Cost)
+		d.Remaining = min(d.Remaining, ld.Remaining)
+		d.Reset = max(d.Reset, ld.Reset)
+		d.Delay = max(d.Delay, ld.Delay())
+	}
+	return d
+}
+
+// noLimit is Remaining when no limit applies.
+const noLimit = int64(^uint64(0) >> 1)
+
+// Reclaim drops the state of every key rested at now, in every limit, and
+// returns how many it dropped.
+func (e *Engine) Reclaim(now time.Duration) int {
+	n := 0
+	for _, l := range e.lims {
+		n += l.Reclaim(now)
+	}
+	return n
+}
+
+// Keys is how many keys hold state, over all limits.
+func (e *Engine) Keys() int {
+	n := 0
+	for _, l := range e.lims {
+		n += l.Keys()
+	}
+	return n
+}
+
+// template splits a path template into its segments after the leading
+// '/', marking {name} ones.
+func template(path string) (segments []string, vars []bool) {
+	segments = strings.Split(strings.TrimPrefix(path, "/"), "/")
+	vars = make([]bool, len(segments))
+	for i, s := range segments {
+		vars[i] = len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
+	}
+	return segments, vars
+}
+
+// matches reports whether a request's method and path match the endpoint,
+// without allocating.
+func (ep *endpoint) matches(method, path string) bool {
+	if !equalFoldUpper(method, ep.method) {
+		return false
+	}
+	if len(path) == 0 || path[0] != '/' {
+		return false
+	}
+	path = path[1:]
+	for i, seg := range ep.segments {
+		j := strings.IndexByte(path, '/')
+		last := j < 0
+		var s string
+		if last {
+			s = path
+		} else {
+			s = path[:j]
+		}
+		if ep.vars[i] {
+			if s == "" {
+				return false
+			}
+		} else if s != seg {
+			return false
+		}
+		if i == len(ep.segments)-1 {
+			return last
+		}
+		if last {
+			return false
+		}
+		path = path[j+1:]
+	}
+	return false
+}
+
+// equalFoldUpper reports whether s equals upper (already upper case),
+// ignoring ASCII case.
+func equalFoldUpper(s, upper string) bool {
+	if len(s) != len(upper) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
+}
