@@ -311,37 +311,19 @@ func num(f float64) string { return fmt.Sprint(f) }
 
 // Check reports what keeps p and o from being written safely into a
 // gateway's configuration, as an *Error naming the field, the value and
-// what is allowed. Config formats differ in what they quote and how, so
-// rather than trust each escaper with every byte, text that reaches a
-// config file is held to characters that need no quoting anywhere:
-//
-//   - metadata.name: no control characters (it goes into comments);
-//   - tier names: letters, digits, space, '-', '_' and '.' (they are
-//     matched as header values);
-//   - endpoint paths: RFC 3986 path characters (unreserved, %-escapes,
-//     sub-delims but ';', ':', '@', '/') and {name} placeholders for one
-//     segment;
-//   - options: header names are RFC 9110 tokens of letters, digits and
-//     '-'; Upstream is host:port; Listen is a port or host:port.
+// what is allowed: the first of the policy's own text that no target may
+// carry (policy.Policy.ExportErrors: metadata.name and
+// metadata.description without control characters or line breaks, tier
+// names and endpoint paths of characters that need no quoting), then the
+// options, held to the same rule: header names are RFC 9110 tokens of
+// letters, digits and '-'; Upstream is host:port; Listen is a port or
+// host:port.
 func Check(p policy.Policy, o Options) error {
+	if errs := p.ExportErrors(); len(errs) > 0 {
+		return &Error{Target: "export", Field: errs[0].Field, Reason: errs[0].Message}
+	}
 	bad := func(field, value, want string) error {
 		return &Error{Target: "export", Field: field, Reason: fmt.Sprintf("%q cannot be exported; want %s", value, want)}
-	}
-	for _, r := range p.Metadata.Name {
-		if r < 0x20 || r == 0x7f {
-			return bad("metadata.name", p.Metadata.Name, "a name without control characters")
-		}
-	}
-	for i, t := range p.Tiers {
-		if !policy.ValidTierName(t.Name) {
-			return bad(fmt.Sprintf("tiers[%d].name", i), t.Name, "letters, digits, spaces, '-', '_' and '.' (a tier name is sent as a header value)")
-		}
-	}
-	for i, e := range p.Endpoints {
-		if !policy.ValidPath(e.Match.Path) {
-			return bad(fmt.Sprintf("endpoints[%d].match.path", i), e.Match.Path,
-				"a path of RFC 3986 characters (letters, digits, -._~!$&'()*+,=:@/ and %XX escapes) with {name} for a variable segment")
-		}
 	}
 	o = o.WithDefaults()
 	for _, h := range []struct{ field, v string }{

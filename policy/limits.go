@@ -3,7 +3,10 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ratelab/ratelab/algorithms"
 )
@@ -142,6 +145,86 @@ func PathRegex(path string) string {
 
 // IsTemplate reports whether the path has a {name} segment.
 func IsTemplate(path string) bool { return strings.Contains(path, "{") }
+
+// ExportErrors are the problems that keep p's own text out of the files
+// an export writes, in the order of the document, each naming the field,
+// the value and what is allowed, with a fix as its Hint; nil when there
+// are none. Config formats differ in what they quote and how, so rather
+// than trust each target's escaper with every byte, text that reaches a
+// generated file is held to characters that need no quoting anywhere:
+//
+//   - metadata.name and metadata.description: valid UTF-8 without control
+//     characters (C0, DEL, C1) or Unicode line and paragraph separators.
+//     They are written into comments, and a line terminator that YAML,
+//     Lua, Go, nginx or HAProxy recognises — CR, LF, NEL U+0085, LS
+//     U+2028, PS U+2029, and VT or FF for some — would end the comment
+//     and turn the rest of the text into configuration;
+//   - tier names: [ValidTierName] (they are matched as header values);
+//   - endpoint paths: [ValidPath].
+//
+// Every export target refuses a policy with any of them, and lint reports
+// each as an error.
+func (p Policy) ExportErrors() Errors {
+	var out Errors
+	add := func(field, value, want, fix string) {
+		out = append(out, &Error{Field: field, Message: fmt.Sprintf("%s cannot be exported; want %s", value, want), Hint: fix})
+	}
+	if r, at, bad := unsafeText(p.Metadata.Name); bad {
+		add("metadata.name", strconv.Quote(p.Metadata.Name), "a name without control characters or line breaks (it goes into comments)",
+			fmt.Sprintf("remove the %s at character %d: a name is one line of printable text", runeName(r), at))
+	}
+	if r, at, bad := unsafeText(p.Metadata.Description); bad {
+		add("metadata.description", clip(p.Metadata.Description), "a description without control characters or line breaks (it goes into comments)",
+			fmt.Sprintf("remove the %s at character %d: write the description as one line of printable text", runeName(r), at))
+	}
+	for i, t := range p.Tiers {
+		if !ValidTierName(t.Name) {
+			add(fmt.Sprintf("tiers[%d].name", i), strconv.Quote(t.Name), "letters, digits, spaces, '-', '_' and '.' (a tier name is sent as a header value)",
+				"rename the tier with 1 to 64 of those characters")
+		}
+	}
+	for i, e := range p.Endpoints {
+		if !ValidPath(e.Match.Path) {
+			add(fmt.Sprintf("endpoints[%d].match.path", i), strconv.Quote(e.Match.Path),
+				"a path of RFC 3986 characters (letters, digits, -._~!$&'()*+,=:@/ and %XX escapes) with {name} for a variable segment",
+				"start the path with '/', percent-encode other characters (%20 for a space) and write each variable segment as a whole /{name}/")
+		}
+	}
+	return out
+}
+
+// unsafeText reports the first rune of s that must not reach a comment in
+// a generated file, and its place (1-based, in runes): a control character
+// (C0, DEL, C1 — CR, LF, VT, FF and NEL among them), a line or paragraph
+// separator, or a byte that is not UTF-8 (reported as U+FFFD).
+func unsafeText(s string) (r rune, at int, bad bool) {
+	at = 0
+	for i, c := range s {
+		at++
+		if c == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return c, at, true
+			}
+		}
+		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' {
+			return c, at, true
+		}
+	}
+	return 0, 0, false
+}
+
+// runeName names a rune unsafeText refuses: "line feed (U+000A)".
+func runeName(r rune) string {
+	names := map[rune]string{'\t': "tab", '\n': "line feed", '\v': "vertical tab", '\f': "form feed", '\r': "carriage return",
+		0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator", utf8.RuneError: "byte that is not UTF-8"}
+	if n, ok := names[r]; ok {
+		if r == utf8.RuneError {
+			return n
+		}
+		return fmt.Sprintf("%s (%U)", n, r)
+	}
+	return fmt.Sprintf("control character %U", r)
+}
 
 // ValidTierName reports whether s can be a tier name in every export: 1 to
 // 64 letters, digits, spaces, '-', '_' and '.' (a tier name is matched as a
