@@ -67,12 +67,9 @@ type Decision struct {
 	// Rejected is the index (in Engine.Limits) of the first limit that
 	// rejected the request, -1 when admitted.
 	Rejected int
-	// Cost is the request's cost.
-	Cost int64
-	// Tier is the index of the tier whose limit applied, -1 for the
-	// default limit (or none); Endpoint the index of the matched endpoint
-	// in the policy, -1 for none.
-	Tier, Endpoint int
+	// Applicable is what applied: the tier, the endpoint, the cost and
+	// the limits.
+	Applicable
 	// Remaining is the fewest requests of cost 1 any applicable limit
 	// would still admit after this decision.
 	Remaining int64
@@ -163,14 +160,18 @@ func (e *Engine) Limits() []policy.Limit { return e.limits }
 // Shadow reports whether the policy is in shadow mode.
 func (e *Engine) Shadow() bool { return e.shadow }
 
-// Applicable is what applies to a request: the tier (index in the policy,
-// -1 for the default), the endpoint (-1 for none), the cost, and the
-// indices of the limits in Engine.Limits, in order, n of them.
+// Applicable is what applies to a request.
 type Applicable struct {
+	// Tier is the index in the policy of the tier whose limit applies,
+	// -1 for the default limit (or none); Endpoint the index of the
+	// matched endpoint, -1 for none.
 	Tier, Endpoint int
-	Cost           int64
-	Limits         [3]int
-	N              int
+	// Cost is the request's cost.
+	Cost int64
+	// Limits[:N] are the indices in Engine.Limits of the limits that
+	// apply, in order: client, endpoint, global.
+	Limits [3]int
+	N      int
 }
 
 // Match reports what applies to q, by rules 1 and 2 of the package
@@ -218,7 +219,7 @@ func (e *Engine) tier(name string) (int, bool) {
 // Decide decides q by the policy, charging the limits when it is admitted.
 func (e *Engine) Decide(q Request) Decision {
 	a := e.Match(q)
-	d := Decision{Rejected: -1, Cost: a.Cost, Tier: a.Tier, Endpoint: a.Endpoint, Shadow: e.shadow}
+	d := Decision{Rejected: -1, Applicable: a, Shadow: e.shadow}
 	if a.N == 0 {
 		d.Allowed, d.Remaining = true, noLimit
 		return d

@@ -298,7 +298,7 @@ func (m *model) index(field string) int {
 }
 
 func (m *model) decide(q Request) Decision {
-	d := Decision{Rejected: -1, Tier: -1, Endpoint: -1, Cost: 1, Shadow: m.p.Defaults.Mode == policy.ModeShadow}
+	d := Decision{Rejected: -1, Applicable: Applicable{Tier: -1, Endpoint: -1, Cost: 1}, Shadow: m.p.Defaults.Mode == policy.ModeShadow}
 	client := m.index("defaults.limit")
 	for i, t := range m.p.Tiers {
 		if q.Tier != "" && strings.EqualFold(t.Name, q.Tier) {
@@ -328,6 +328,7 @@ func (m *model) decide(q Request) Decision {
 	if g := m.index("global.limit"); g >= 0 {
 		apply = append(apply, g)
 	}
+	d.N = copy(d.Limits[:], apply)
 	keyOf := func(i int) string {
 		if m.limits[i].Scope == policy.ScopeGlobal {
 			return ""

@@ -3,16 +3,19 @@
 // of the articles' first rule: log what would be rejected before rejecting
 // anything.
 //
-// Model. Each request passes, in order, its client's limit (its tier's
-// limit, or the default limit when it has no tier or an unknown one), the
-// limit of the first endpoint whose method and path pattern match it, and
-// the global limit, each with the endpoint's cost (1 when no endpoint
-// matches or the endpoint sets none). The first limit that rejects it is
-// the one blamed; later limits do not see it, and earlier ones have
-// counted it (as nginx's limit_req zones do). Per-client limits are keyed
-// by the request's key, the global limit by nothing; a request without a
-// key passes only the global limit (a gateway cannot tell whose it is).
-// Time is the log's: the first request is at 0.
+// Model. Each request is decided by package engine, the one rule every
+// part of ratelab follows: its client's limit (its tier's limit, tier names
+// matched ignoring ASCII case, or the default limit when it has no tier or
+// an unknown one), the limit of the first endpoint whose method and path
+// template match it, and the global limit apply, each at the matched
+// endpoint's cost (1 when none matches or it sets none). It is admitted
+// only if every one of them admits it, and then each is charged; a
+// rejected request charges none of them, as the algorithms, nginx and the
+// Go exports do. The first of them (client, endpoint, global) that rejects
+// it is the one blamed. Per-client limits are keyed by the request's key,
+// the global limit by nothing; a request without a key passes only the
+// global limit (a gateway cannot tell whose it is). Time is the log's: the
+// first request is at 0.
 //
 // Logs with whole-second timestamps (nginx's and Apache's combined format)
 // do not say when inside a second a request came, and replaying a busy
@@ -32,15 +35,14 @@ package shadow
 import (
 	"cmp"
 	"encoding/csv"
-	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -105,8 +107,8 @@ type LimitReport struct {
 	Field string // "tiers[1].limit"
 	Name  string // "tier_paid"
 	Spec  string // "token_bucket(rate=5/s, burst=10)"
-	// Checked counts the requests that reached this limit; Rejected those
-	// it rejected.
+	// Checked counts the requests this limit applied to; Rejected those
+	// it was the first to reject.
 	Checked, Rejected int64
 }
 
@@ -124,17 +126,6 @@ type Bin struct {
 	Requests, Rejected int64
 }
 
-// check is a limit in force: its limiter, its endpoint pattern, and its
-// report row.
-type check struct {
-	lim    algorithms.Limiter
-	scope  policy.Scope
-	tier   string
-	method string
-	path   *regexp.Regexp
-	report *LimitReport
-}
-
 type client struct {
 	tier               string
 	requests, rejected int64
@@ -144,10 +135,7 @@ type client struct {
 // replayer holds one replay's state.
 type replayer struct {
 	o        Options
-	checks   []check
-	tiers    map[string]int // tier name → index of its client check
-	def      int            // index of the default check, -1 if none
-	costs    []endpointCost
+	engine   *engine.Engine
 	clients  map[string]*client
 	origin   time.Time
 	last     time.Duration // latest replay time so far
@@ -157,12 +145,6 @@ type replayer struct {
 	rep      Report
 	n        int64
 	second   []Request // requests of the current whole second, held
-}
-
-type endpointCost struct {
-	method string
-	path   *regexp.Regexp
-	cost   int64
 }
 
 // reclaimEvery is how many requests pass between reclaims of idle limiter
@@ -196,7 +178,7 @@ type Replayer struct{ r *replayer }
 
 // New starts a replay of p.
 func New(p policy.Policy, o Options) (*Replayer, error) {
-	r := &replayer{o: o, tiers: map[string]int{}, def: -1, clients: map[string]*client{}}
+	r := &replayer{o: o, clients: map[string]*client{}}
 	if r.o.Bins <= 0 {
 		r.o.Bins = 120
 	}
@@ -256,51 +238,18 @@ func (r *replayer) flush() {
 	r.second = r.second[:0]
 }
 
-// build turns p's limits into checks.
+// build makes the engine of p and the report's row of each limit.
 func (r *replayer) build(p policy.Policy) error {
-	limits := p.Limits()
-	r.rep.Limits = make([]LimitReport, len(limits))
-	for i, l := range limits {
-		lim, err := algorithms.New(l.Spec)
-		if err != nil {
-			return fmt.Errorf("%s: %w", l.Field, err)
-		}
-		r.rep.Limits[i] = LimitReport{Field: l.Field, Name: l.Name, Spec: l.Spec.String()}
-		c := check{lim: lim, scope: l.Scope, tier: l.Tier, report: &r.rep.Limits[i]}
-		if l.Scope == policy.ScopeEndpoint {
-			c.method = strings.ToUpper(l.Match.Method)
-			c.path = pathPattern(l.Match.Path)
-		}
-		switch l.Scope {
-		case policy.ScopeDefault:
-			r.def = len(r.checks)
-		case policy.ScopeTier:
-			r.tiers[l.Tier] = len(r.checks)
-		}
-		r.checks = append(r.checks, c)
+	e, err := engine.New(p)
+	if err != nil {
+		return err
 	}
-	for _, e := range p.Endpoints {
-		if e.Cost > 1 {
-			r.costs = append(r.costs, endpointCost{method: strings.ToUpper(e.Match.Method), path: pathPattern(e.Match.Path), cost: e.Cost})
-		}
+	r.engine = e
+	r.rep.Limits = make([]LimitReport, len(e.Limits()))
+	for i, l := range e.Limits() {
+		r.rep.Limits[i] = LimitReport{Field: l.Field, Name: l.Name, Spec: l.Spec.String()}
 	}
 	return nil
-}
-
-// pathPattern matches a policy path: {name} segments match any one
-// segment (including a collapsed "{id}"), the rest literally.
-func pathPattern(path string) *regexp.Regexp {
-	return regexp.MustCompile(policy.PathRegex(path))
-}
-
-func (r *replayer) cost(q Request) int64 {
-	m := strings.ToUpper(q.Method)
-	for _, e := range r.costs {
-		if e.method == m && e.path.MatchString(q.Path) {
-			return e.cost
-		}
-	}
-	return 1
 }
 
 // decide replays one request at wall time at.
@@ -329,42 +278,14 @@ func (r *replayer) decide(q Request, at time.Time) {
 	}
 	c.requests++
 
-	cost := r.cost(q)
-	rejectedBy := -1
-	var retry time.Duration
-	m := strings.ToUpper(q.Method)
-	first := r.def
-	if i, ok := r.tiers[q.Tier]; ok {
-		first = i
+	eq := engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+	d := r.engine.Decide(eq)
+	for _, i := range d.Limits[:d.N] {
+		r.rep.Limits[i].Checked++
 	}
-	try := func(i int, key string) bool {
-		ch := &r.checks[i]
-		ch.report.Checked++
-		d := ch.lim.Allow(key, t, cost)
-		if !d.Allowed {
-			ch.report.Rejected++
-			rejectedBy, retry = i, d.RetryAfter()
-			return false
-		}
-		return true
-	}
-	keyless := q.Key == ""
-	ok := keyless || first < 0 || try(first, q.Key)
-	if ok && !keyless {
-		for i := range r.checks {
-			ch := &r.checks[i]
-			if ch.scope == policy.ScopeEndpoint && ch.method == m && ch.path.MatchString(q.Path) {
-				ok = try(i, q.Key)
-				break
-			}
-		}
-	}
-	if ok {
-		for i := range r.checks {
-			if r.checks[i].scope == policy.ScopeGlobal {
-				ok = try(i, "")
-			}
-		}
+	rejectedBy, retry := d.Rejected, d.RetryAfter
+	if rejectedBy >= 0 {
+		r.rep.Limits[rejectedBy].Rejected++
 	}
 
 	b := r.bin(t)
@@ -377,7 +298,7 @@ func (r *replayer) decide(q Request, at time.Time) {
 		}
 		c.rejected++
 		if r.csv != nil {
-			l := r.checks[rejectedBy].report
+			l := r.rep.Limits[rejectedBy]
 			ra := "never"
 			if retry != algorithms.Never {
 				ra = strconv.FormatFloat(retry.Round(time.Millisecond).Seconds(), 'f', -1, 64)
@@ -387,9 +308,7 @@ func (r *replayer) decide(q Request, at time.Time) {
 		}
 	}
 	if r.n%reclaimEvery == 0 {
-		for i := range r.checks {
-			r.checks[i].lim.Reclaim(t)
-		}
+		r.engine.Reclaim(t)
 	}
 }
 

@@ -136,7 +136,9 @@ func TestTiersEndpointsGlobal(t *testing.T) {
 		"tiers[0].limit":     {5, 0},
 		"tiers[1].limit":     {1, 0},
 		"endpoints[1].limit": {3, 1},
-		"global.limit":       {7, 1}, // d, p, p, f, p (rejected), p, u
+		// Every request meets the global limit; only admitted ones
+		// are charged (d's second report and p's third order are not).
+		"global.limit": {9, 1},
 	}
 	for _, l := range rep.Limits {
 		w := want[l.Field]
