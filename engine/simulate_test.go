@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestSimulateIsDecide: Simulate decides requests given out of order as
+// Decide does in time order, and its series and summary add up to the
+// decisions.
+func TestSimulateIsDecide(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := range 20 {
+		p := randomPolicy(r)
+		var reqs []Request
+		now := time.Duration(0)
+		for range 400 {
+			now += time.Duration(r.ExpFloat64() * float64(50*time.Millisecond))
+			reqs = append(reqs, randomRequest(r, now))
+		}
+		// Give them shuffled; ties keep their order.
+		shuffled := make([]Request, len(reqs))
+		perm := r.Perm(len(reqs))
+		for i, j := range perm {
+			shuffled[j] = reqs[i]
+		}
+		res, err := Simulate(p, Simulation{Requests: shuffled, Bin: 250 * time.Millisecond, Decisions: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := mustEngine(t, p)
+		var admitted, rejected int64
+		byLimit := make([]int64, len(e.Limits()))
+		for i, q := range reqs {
+			want := e.Decide(q)
+			if got := res.Decisions[perm[i]]; got != want {
+				t.Fatalf("policy %d request %d: got %+v, want %+v", n, i, got, want)
+			}
+			if want.Allowed {
+				admitted++
+			} else {
+				rejected++
+				byLimit[want.Rejected]++
+			}
+		}
+		var binAdmitted, binRejected int64
+		binBy := make([]int64, len(byLimit))
+		for i, b := range res.Series {
+			if b.Start != time.Duration(i)*250*time.Millisecond {
+				t.Fatalf("bin %d starts at %v", i, b.Start)
+			}
+			binAdmitted += b.Admitted
+			binRejected += b.Rejected
+			for j, c := range b.RejectedBy {
+				binBy[j] += c
+			}
+		}
+		s := res.Summary
+		if s.Admitted != admitted || s.Rejected != rejected || binAdmitted != admitted || binRejected != rejected || s.Offered != int64(len(reqs)) {
+			t.Errorf("policy %d: summary %d/%d, bins %d/%d, want %d/%d", n, s.Admitted, s.Rejected, binAdmitted, binRejected, admitted, rejected)
+		}
+		for j := range byLimit {
+			if s.RejectedBy[j] != byLimit[j] || binBy[j] != byLimit[j] {
+				t.Errorf("policy %d limit %d: rejected %d (bins %d), want %d", n, j, s.RejectedBy[j], binBy[j], byLimit[j])
+			}
+		}
+	}
+}
