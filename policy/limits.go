@@ -170,12 +170,14 @@ func (p Policy) ExportErrors() Errors {
 		out = append(out, &Error{Field: field, Message: fmt.Sprintf("%s cannot be exported; want %s", value, want), Hint: fix})
 	}
 	if r, at, bad := unsafeText(p.Metadata.Name); bad {
-		add("metadata.name", strconv.Quote(p.Metadata.Name), "a name without control characters or line breaks (it goes into comments)",
-			fmt.Sprintf("remove the %s at character %d: a name is one line of printable text", runeName(r), at))
+		add("metadata.name", fmt.Sprintf("%q (its %s at character %d would end a comment)", p.Metadata.Name, runeName(r), at),
+			"a name without control characters or line breaks (it goes into comments)",
+			fmt.Sprintf("remove the %s: a name is one line of printable text", runeName(r)))
 	}
 	if r, at, bad := unsafeText(p.Metadata.Description); bad {
-		add("metadata.description", clip(p.Metadata.Description), "a description without control characters or line breaks (it goes into comments)",
-			fmt.Sprintf("remove the %s at character %d: write the description as one line of printable text", runeName(r), at))
+		add("metadata.description", fmt.Sprintf("%s (its %s at character %d would end a comment)", clip(p.Metadata.Description), runeName(r), at),
+			"a description without control characters or line breaks (it goes into comments)",
+			fmt.Sprintf("remove the %s: write the description as one line of printable text", runeName(r)))
 	}
 	for i, t := range p.Tiers {
 		if !ValidTierName(t.Name) {
@@ -213,7 +215,7 @@ func unsafeText(s string) (r rune, at int, bad bool) {
 	return 0, 0, false
 }
 
-// runeName names a rune unsafeText refuses: "line feed (U+000A)".
+// runeName names a rune unsafeText refuses: "line feed U+000A".
 func runeName(r rune) string {
 	names := map[rune]string{'\t': "tab", '\n': "line feed", '\v': "vertical tab", '\f': "form feed", '\r': "carriage return",
 		0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator", utf8.RuneError: "byte that is not UTF-8"}
@@ -221,7 +223,7 @@ func runeName(r rune) string {
 		if r == utf8.RuneError {
 			return n
 		}
-		return fmt.Sprintf("%s (%U)", n, r)
+		return fmt.Sprintf("%s %U", n, r)
 	}
 	return fmt.Sprintf("control character %U", r)
 }

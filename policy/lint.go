@@ -2,7 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
@@ -35,6 +38,22 @@ const (
 	LintLocalReplicas  = calc.CheckLocalReplicas
 	LintFixedWindow    = calc.CheckFixedWindowBoundary
 	LintNoLimit        = "no_limit"
+	// LintNotExportable: text no export target may carry (see
+	// Policy.ExportErrors).
+	LintNotExportable = "not_exportable"
+	// LintGlobalBelowClient: the global limit admits less than one
+	// client's designed peak, capacity or rate (see globalBelowClient).
+	LintGlobalBelowClient = "global_below_client"
+	// LintShadowedEndpoint: an endpoint an earlier one always matches
+	// first, so it never matches.
+	LintShadowedEndpoint = "endpoint_shadowed"
+	// LintRejectStatus: rejections answered with a status other than 429
+	// or 503.
+	LintRejectStatus = "reject_status"
+	// LintNoRetryAfter: rejections without Retry-After.
+	LintNoRetryAfter = "no_retry_after"
+	// LintTierKeyedByIP: a tier of authenticated clients keyed by address.
+	LintTierKeyedByIP = "tier_keyed_by_ip"
 )
 
 // designChecks are the calculator checks about the design itself, which
@@ -54,13 +73,18 @@ var limitChecks = []string{calc.CheckBurstOfOne, calc.CheckFixedWindowBoundary, 
 
 // Lint checks a policy and returns its findings, errors first, then in the
 // order of the document. A value out of range is an error finding with ID
-// "invalid" (Decode refuses those already). With a sizing section (a
-// client count) the calculator's design checks run on it: overcommit,
-// undersized, limit_below_p99, burst_above_capacity. Then the policy's own
-// checks: shadow mode left on, fail_closed, local enforcement on several
-// replicas, a limit that cannot pass an endpoint's cost, a tier whose
-// limit is above the global limit, fixed-window boundaries, a burst of 1,
-// a window over a day, and no limit at all.
+// "invalid" (Decode refuses those already); text that no export target
+// may carry (Policy.ExportErrors) is an error "not_exportable". With a
+// sizing section (a client count) the calculator's design checks run on
+// it: overcommit, undersized, limit_below_p99, burst_above_capacity. Then
+// the policy's own checks: shadow mode left on, a rejection status other
+// than 429 or 503, rejections without Retry-After, fail_closed, local
+// enforcement on several replicas, a tier of authenticated clients keyed
+// by IP, no limit at all, a limit that cannot pass an endpoint's cost, a
+// tier whose limit is above the global limit, a global limit that admits
+// less than one client's designed peak (an error), capacity or rate, an
+// endpoint shadowed by an earlier one, fixed-window boundaries, a burst of
+// 1, and a window over a day.
 func Lint(p Policy) []Finding {
 	out := []Finding{}
 	add := func(sev calc.Severity, id, field, msg, fix string) {
@@ -73,6 +97,9 @@ func Lint(p Policy) []Finding {
 	invalid := valueErrors(p)
 	for _, e := range invalid {
 		add(calc.SeverityError, LintInvalid, e.Field, e.Message, "Bring the value into its range.")
+	}
+	for _, e := range p.ExportErrors() {
+		add(calc.SeverityError, LintNotExportable, e.Field, e.Message+": every export target refuses the policy.", sentence(e.Hint))
 	}
 
 	if len(invalid) == 0 && p.sized() {
@@ -95,6 +122,16 @@ func Lint(p Policy) []Finding {
 			"Shadow mode is on: the limits only log what they would reject and reject nothing.",
 			"Switch to mode: enforce once the shadow logs show who would be rejected; a policy left in shadow protects nothing.")
 	}
+	if c := p.Defaults.Response.Code(); c != 429 && c != 503 && c >= 400 && c <= 599 {
+		add(calc.SeverityWarning, LintRejectStatus, "defaults.response.status",
+			fmt.Sprintf("Rejected requests get status %d: clients, SDKs and proxies recognise a rate limit by 429 Too Many Requests (or 503 when the service sheds load) and back off on it; a %d reads as a different failure, and is either given up on or retried at once.", c, c),
+			fmt.Sprintf("Set status: 429 instead of %d; use 503 only for shedding load when the whole service is overloaded.", c))
+	}
+	if !p.Defaults.Response.SendsRetryAfter() {
+		add(calc.SeverityWarning, LintNoRetryAfter, "defaults.response.retry_after",
+			"retry_after is false: rejected clients are not told when the limit admits them again, so most retry at once, and a crowd of them retrying together is a retry storm that keeps them rejected and loads the limiter.",
+			"Set retry_after: true (the default), so clients wait as long as the limit needs.")
+	}
 	if p.Service.OnStoreFailure == FailClosed {
 		add(calc.SeverityWarning, LintFailClosed, "service.on_store_failure",
 			"fail_closed rejects every request while the shared store is unreachable: a store outage becomes an outage of the whole API.",
@@ -104,6 +141,23 @@ func Lint(p Policy) []Finding {
 		add(calc.SeverityWarning, LintLocalReplicas, "service.enforcement",
 			fmt.Sprintf("Each of the %d replicas enforces every limit on its own: a client gets up to %d × its limit.", p.Service.Replicas, p.Service.Replicas),
 			fmt.Sprintf("Enforce in one shared store (e.g. Redis), or divide each limit by %d: exact only when the balancer spreads each client's requests evenly.", p.Service.Replicas))
+	}
+
+	for i, t := range p.Tiers {
+		key, field := t.Key, fmt.Sprintf("tiers[%d].key", i)
+		if key == "" {
+			key, field = p.Defaults.Key, "defaults.key"
+		}
+		if key != KeyIP || anonymous(t.Name) {
+			continue
+		}
+		fix := fmt.Sprintf("Give tier %s key: api_key (or account); keep ip for anonymous clients.", t.Name)
+		if field == "defaults.key" {
+			fix = fmt.Sprintf("Give tier %s key: api_key (or account), or set defaults.key to one of them and key: ip only on the anonymous tier.", t.Name)
+		}
+		add(calc.SeverityWarning, LintTierKeyedByIP, field,
+			fmt.Sprintf("Tier %s is keyed by ip: its clients are authenticated, yet every client behind one NAT, proxy or mobile carrier shares a single %s limit, and a client that changes address gets a fresh one.", t.Name, t.Name),
+			fix)
 	}
 
 	type limited struct {
@@ -169,6 +223,20 @@ func Lint(p Policy) []Finding {
 		}
 	}
 
+	for _, f := range globalBelowClient(p) {
+		add(f.Severity, LintGlobalBelowClient, "global.limit", f.Message, f.Fix)
+	}
+
+	for i, e := range p.Endpoints {
+		if j, ok := shadowedBy(p.Endpoints, i); ok {
+			first := p.Endpoints[j]
+			add(calc.SeverityWarning, LintShadowedEndpoint, fmt.Sprintf("endpoints[%d].match", i),
+				fmt.Sprintf("endpoints[%d] (%s %s) can never match: endpoints[%d] (%s %s) comes first and matches every request it would, and the first endpoint that matches decides the cost and the endpoint limit.",
+					i, e.Match.Method, e.Match.Path, j, first.Match.Method, first.Match.Path),
+				fmt.Sprintf("Move endpoints[%d] above endpoints[%d] (the more specific path first), or remove it.", i, j))
+		}
+	}
+
 	for _, l := range limits {
 		if l.spec.Validate() != nil {
 			continue
@@ -216,4 +284,233 @@ func rank(s calc.Severity) int {
 		return 1
 	}
 	return 2
+}
+
+// sentence is s with its first letter upper case and a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		s = string(c-'a'+'A') + s[1:]
+	}
+	return strings.TrimSuffix(s, ".") + "."
+}
+
+// anonymousNames are tier names that say their clients are not
+// authenticated, so that keying them by IP is all one can do.
+var anonymousNames = []string{"anonymous", "anon", "public", "unauthenticated", "guest"}
+
+// anonymous reports whether a tier name is one of anonymousNames, ignoring
+// ASCII case (as tier names are matched).
+func anonymous(name string) bool {
+	for _, a := range anonymousNames {
+		if len(name) == len(a) && asciiLower(name) == a {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// shadowedBy reports the first endpoint before eps[i] that matches every
+// request eps[i] matches, so that eps[i] never matches: the same method
+// (methods are compared upper-cased, as routes are keyed; a valid policy
+// names one on every endpoint) and a path template with as many segments
+// in which each segment is a {name} or the same literal. A {name} matches
+// one non-empty segment, so it covers a literal segment or another
+// {name}, never an empty one ("/a/" has an empty last segment); a literal
+// covers only itself. An endpoint with the very same method and path is a
+// duplicate, which validation reports, and paths that ValidPath refuses
+// are left to it.
+func shadowedBy(eps []Endpoint, i int) (int, bool) {
+	later := eps[i].Match
+	if !ValidPath(later.Path) {
+		return 0, false
+	}
+	segs := strings.Split(later.Path, "/")
+	for j, e := range eps[:i] {
+		m := e.Match
+		if strings.ToUpper(m.Method) != strings.ToUpper(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
+			continue
+		}
+		earlier := strings.Split(m.Path, "/")
+		if len(earlier) != len(segs) {
+			continue
+		}
+		covers := true
+		for k, s := range earlier {
+			switch {
+			case isVar(s):
+				covers = segs[k] != ""
+			default:
+				covers = !isVar(segs[k]) && s == segs[k]
+			}
+			if !covers {
+				break
+			}
+		}
+		if covers {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// isVar reports whether a path segment is a {name} placeholder.
+func isVar(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
+
+// globalBelowClient compares, for the default limit and each tier's own
+// limit, what one client may send over a span of s seconds with the most
+// the global limit admits over the same span, counting that client alone
+// (every other client only lowers it):
+//
+//	sent      with a designed peak in the sizing (peak requests/s for
+//	          peak_seconds): the peak's n = ⌈peak × peak_seconds⌉
+//	          requests, evenly spaced, so s = (n − 1)/peak, cut to what
+//	          the client's own limit admits of them; without a peak, the
+//	          client limit's capacity at once (s = 0)
+//	admits(s) token_bucket, gcra:  ⌊burst + rate × s⌋
+//	          leaky_bucket:        ⌊queue + 1 + rate × s⌋
+//	          the three windows:   limit × (⌈s / window⌉ + 1), at least
+//	                               limit: [t, t+s] touches at most
+//	                               ⌈s/window⌉ + 1 windows, and none of the
+//	                               three admits more than limit in one
+//	                               (capped at n for the peak)
+//
+// admits is an upper bound (a bucket holds at most its burst and refills
+// at its rate), so a cut it reports is a real one. When admits(s) of the
+// global limit is below what one client's limit lets through of the
+// designed peak, the peak the limits were sized for cannot pass: an error.
+// Without a peak, a global capacity below the default limit's is a
+// warning, and so is a global long-run rate below the default limit's
+// rate (one client at its limit is throttled by everyone's); for a tier's
+// own limit those two are tier_above_global's. A tier that inherits the
+// default limit is reported with it.
+func globalBelowClient(p Policy) []Finding {
+	g := p.Global.Limit
+	if g.Algorithm == "" || g.Validate() != nil {
+		return nil
+	}
+	peak, secs := p.Sizing.Peak, p.Sizing.PeakSeconds
+	sized := peak > 0 && secs > 0 && !math.IsInf(peak*secs, 0)
+	var n int64
+	var span float64
+	if sized {
+		n = int64(math.Ceil(peak*secs - 1e-9))
+		span = float64(n-1) / peak
+	}
+	var inheriting []string
+	for _, t := range p.Tiers {
+		if t.Limit.Algorithm == "" {
+			inheriting = append(inheriting, t.Name)
+		}
+	}
+	var out []Finding
+	for _, l := range p.Limits() {
+		if l.Scope != ScopeDefault && l.Scope != ScopeTier || l.Spec.Validate() != nil {
+			continue
+		}
+		who := l.Field
+		if l.Scope == ScopeTier {
+			var i int
+			if _, err := fmt.Sscanf(l.Field, "tiers[%d].limit", &i); err != nil || i >= len(p.Tiers) || p.Tiers[i].Limit.Algorithm == "" {
+				continue // inherits the default limit: reported with it
+			}
+			who = fmt.Sprintf("tier %s (%s)", l.Tier, l.Field)
+		} else if len(inheriting) == 1 {
+			who = fmt.Sprintf("%s (also tier %s)", l.Field, inheriting[0])
+		} else if len(inheriting) > 1 {
+			who = fmt.Sprintf("%s (also tiers %s)", l.Field, strings.Join(inheriting, ", "))
+		}
+		c := l.Spec
+		if sized {
+			own := min(n, admits(c, span))
+			if got := min(n, admits(g, span)); got < own {
+				out = append(out, Finding{Severity: calc.SeverityError,
+					Message: fmt.Sprintf("The designed peak is %s requests/s for %s s, %d requests from one client, and %s %s admits up to %d of them, but global.limit %s admits at most %d in those %s s (%s) for all clients together: at least %d of the peak's %d requests are rejected even with no other client sending.",
+						short(peak), short(secs), n, who, c, own, g, got, short(span), admitsFormula(g, span), n-got, n),
+					Fix: fmt.Sprintf("Raise global.limit to admit %d requests in %s s (%s), or lower sizing.peak if the service cannot take it.", own, short(span), needed(g, own, span))})
+				continue
+			}
+		}
+		var why, fix []string
+		if !sized {
+			if cc, gc := c.Capacity(), admits(g, 0); gc < cc {
+				why = append(why, fmt.Sprintf("global.limit %s admits at most %d requests at once for all clients together, fewer than the %d one client may send at once", g, gc, cc))
+				fix = append(fix, needed(g, cc, 0))
+			}
+		}
+		if l.Scope == ScopeDefault && pace(g) < pace(c) {
+			what := "global.limit " + g.String()
+			if len(why) > 0 {
+				what = "it"
+			}
+			why = append(why, fmt.Sprintf("%s sustains %s requests/s for all clients together, below the %s requests/s of one client, so a single client at its limit is throttled by everyone's", what, short(pace(g)), short(pace(c))))
+			fix = append(fix, "a long-run rate of at least "+short(pace(c))+" requests/s")
+		}
+		if len(why) > 0 {
+			out = append(out, Finding{Severity: calc.SeverityWarning,
+				Message: fmt.Sprintf("One client's limit is %s %s, but %s.", who, c, strings.Join(why, "; and ")),
+				Fix:     fmt.Sprintf("Raise global.limit (%s) so one client fits in it with room for the others, or lower %s.", strings.Join(fix, ", and "), l.Field)})
+		}
+	}
+	return out
+}
+
+// admits is the most s admits over a span of span seconds, from rested;
+// see globalBelowClient.
+func admits(s algorithms.Spec, span float64) int64 {
+	var x float64
+	switch s.Algorithm {
+	case algorithms.NameTokenBucket, algorithms.NameGCRA:
+		x = float64(s.Burst) + s.Rate*span
+	case algorithms.NameLeakyBucket:
+		x = float64(s.Queue+1) + s.Rate*span
+	default:
+		x = float64(s.Limit) * (math.Ceil(span/s.Window.Seconds()) + 1)
+	}
+	if x >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(math.Floor(x + 1e-9))
+}
+
+// admitsFormula is admits's formula with s's numbers: "⌊burst + rate × s⌋
+// = ⌊100 + 100 × 1.997⌋".
+func admitsFormula(s algorithms.Spec, span float64) string {
+	switch s.Algorithm {
+	case algorithms.NameTokenBucket, algorithms.NameGCRA:
+		return fmt.Sprintf("⌊burst + rate × s⌋ = ⌊%d + %s × %s⌋", s.Burst, short(s.Rate), short(span))
+	case algorithms.NameLeakyBucket:
+		return fmt.Sprintf("⌊queue + 1 + rate × s⌋ = ⌊%d + 1 + %s × %s⌋", s.Queue, short(s.Rate), short(span))
+	}
+	return fmt.Sprintf("limit × (⌈s / window⌉ + 1) = %d × (⌈%s / %s⌉ + 1), the windows those seconds can touch", s.Limit, short(span), short(s.Window.Seconds()))
+}
+
+// needed is the parameter s needs to admit want requests over span
+// seconds at its own rate or window: "burst ≥ 401 at rate 100/s".
+func needed(s algorithms.Spec, want int64, span float64) string {
+	switch s.Algorithm {
+	case algorithms.NameTokenBucket, algorithms.NameGCRA:
+		return fmt.Sprintf("burst ≥ %d at rate %s/s", int64(math.Max(1, math.Ceil(float64(want)-s.Rate*span-1e-9))), short(s.Rate))
+	case algorithms.NameLeakyBucket:
+		return fmt.Sprintf("queue ≥ %d at rate %s/s", int64(math.Max(0, math.Ceil(float64(want)-s.Rate*span-1e-9)-1)), short(s.Rate))
+	}
+	touched := math.Ceil(span/s.Window.Seconds()) + 1
+	return fmt.Sprintf("limit ≥ %d per %s", int64(math.Ceil(float64(want)/touched)), s.Window)
+}
+
+// short formats a number with at most three decimals: 1.997, 100, 0.5.
+func short(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)
 }

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
 )
 
@@ -92,12 +94,18 @@ func TestLintInvalid(t *testing.T) {
 	}
 }
 
-// TestLintExamples: the example policies have no error findings.
+// TestLintExamples: the example policies have no error findings, and none
+// of the checks below: their text exports, their global limits are above
+// every client's rate and capacity (and none has a designed peak), their
+// endpoints have distinct literal paths, they answer 429 with
+// Retry-After, and only their anonymous tiers are keyed by IP. (tiered's
+// hourly fixed window on POST /v1/exports keeps its boundary warning.)
 func TestLintExamples(t *testing.T) {
+	none := []string{LintNotExportable, LintGlobalBelowClient, LintShadowedEndpoint, LintRejectStatus, LintNoRetryAfter, LintTierKeyedByIP}
 	for _, name := range []string{"public-api", "minimal", "tiered"} {
 		p := decodeFile(t, "testdata/examples/"+name+".yaml")
 		for _, f := range Lint(p) {
-			if f.Severity == calc.SeverityError {
+			if f.Severity == calc.SeverityError || slices.Contains(none, f.ID) {
 				t.Errorf("%s: %+v", name, f)
 			}
 		}
@@ -117,4 +125,193 @@ func decodeFile(t *testing.T, name string) Policy {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return p
+}
+
+// TestLintFindings checks findings one at a time: the ID with its
+// severity, field, position and the numbers its message must name, and,
+// for each, a policy that must not get it.
+func TestLintFindings(t *testing.T) {
+	const svc = "service: {capacity: 1000}\n"
+	const limit = "defaults: {limit: {algorithm: token_bucket, rate: 5, burst: 50}}\n"
+	// The designed peak of the known case: 300 requests/s for 2 s from one
+	// client, 600 requests, through a per-client token bucket sized for
+	// it (rate 100, burst 401) and a global one of rate 100, burst 100.
+	// What each limit admits is counted here by running the limiters.
+	peakClient := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 100, Burst: 401}
+	peakGlobal := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 100, Burst: 100}
+	clientPasses := admittedOfPeak(t, peakClient, 300, 600)
+	globalPasses := admittedOfPeak(t, peakGlobal, 300, 600)
+	if clientPasses != 600 || globalPasses >= 600 {
+		t.Fatalf("the known case is not one: the client limit admits %d, the global %d of 600", clientPasses, globalPasses)
+	}
+	const peak = svc + "defaults: {limit: {algorithm: token_bucket, rate: 100, burst: 401}}\nsizing: {clients: 1, peak: 300, peak_seconds: 2}\n"
+
+	tests := []struct {
+		name     string
+		doc      string // after head, unless it starts with "apiVersion"
+		id       string
+		sev      calc.Severity // "" = the policy must not get id
+		field    string
+		line     int
+		col      int
+		contains []string // in the message
+	}{
+		// Global limit below one client.
+		{"global cuts the designed peak", peak + "global: {limit: {algorithm: token_bucket, rate: 100, burst: 100}}\n",
+			LintGlobalBelowClient, calc.SeverityError, "global.limit", 7, 10, []string{strconv.Itoa(globalPasses), "600", "300", "defaults.limit"}},
+		// A fixed window of 100 per second: the 2 s of the peak touch at
+		// most 3 windows, 300 requests, half the peak.
+		{"window global cuts the peak", peak + "global: {limit: {algorithm: fixed_window, limit: 100, window: 1s}}\n",
+			LintGlobalBelowClient, calc.SeverityError, "global.limit", 7, 10, []string{strconv.Itoa(100 * 3), "600"}},
+		{"global cuts a tier's peak", svc + limit + "sizing: {peak: 300, peak_seconds: 2}\ntiers:\n  - {name: paid, clients: 1, limit: {algorithm: gcra, rate: 100, burst: 401}}\nglobal: {limit: {algorithm: token_bucket, rate: 100, burst: 100}}\n",
+			LintGlobalBelowClient, calc.SeverityError, "global.limit", 9, 10, []string{"tier paid", strconv.Itoa(globalPasses), "600"}},
+		{"global admits the peak", peak + "global: {limit: {algorithm: token_bucket, rate: 100, burst: 401}}\n",
+			LintGlobalBelowClient, "", "", 0, 0, nil},
+		{"global below a client's burst", svc + limit + "global: {limit: {algorithm: token_bucket, rate: 100, burst: 20}}\n",
+			LintGlobalBelowClient, calc.SeverityWarning, "global.limit", 6, 10, []string{"50", "20"}},
+		{"global below a client's rate", svc + "defaults: {limit: {algorithm: token_bucket, rate: 50, burst: 50}}\nglobal: {limit: {algorithm: gcra, rate: 10, burst: 1000}}\n",
+			LintGlobalBelowClient, calc.SeverityWarning, "global.limit", 6, 10, []string{"10 requests/s", "50 requests/s"}},
+		{"global above every client", svc + limit + "tiers:\n  - {name: free}\nglobal: {limit: {algorithm: token_bucket, rate: 100, burst: 200}}\n",
+			LintGlobalBelowClient, "", "", 0, 0, nil},
+
+		// Shadowed endpoints.
+		{"variable shadows a literal", svc + limit + "endpoints:\n  - {match: {method: GET, path: \"/v1/items/{id}\"}}\n  - {match: {method: GET, path: /v1/items/latest}, cost: 5}\n",
+			LintShadowedEndpoint, calc.SeverityWarning, "endpoints[1].match", 8, 6, []string{"endpoints[1] (GET /v1/items/latest)", "endpoints[0] (GET /v1/items/{id})"}},
+		{"variable shadows a variable", svc + limit + "endpoints:\n  - {match: {method: get, path: \"/a/{id}/b\"}}\n  - {match: {method: GET, path: \"/a/{key}/b\"}, cost: 5}\n",
+			LintShadowedEndpoint, calc.SeverityWarning, "endpoints[1].match", 8, 6, []string{"/a/{key}/b", "/a/{id}/b"}},
+		{"literal before variable", svc + limit + "endpoints:\n  - {match: {method: GET, path: /v1/items/latest}}\n  - {match: {method: GET, path: \"/v1/items/{id}\"}}\n",
+			LintShadowedEndpoint, "", "", 0, 0, nil},
+		{"other method", svc + limit + "endpoints:\n  - {match: {method: POST, path: \"/v1/items/{id}\"}}\n  - {match: {method: GET, path: /v1/items/latest}}\n",
+			LintShadowedEndpoint, "", "", 0, 0, nil},
+		{"more segments", svc + limit + "endpoints:\n  - {match: {method: GET, path: \"/a/{id}\"}}\n  - {match: {method: GET, path: /a/b/c}}\n",
+			LintShadowedEndpoint, "", "", 0, 0, nil},
+		{"variable needs a segment", svc + limit + "endpoints:\n  - {match: {method: GET, path: \"/a/{id}\"}}\n  - {match: {method: GET, path: /a/}}\n",
+			LintShadowedEndpoint, "", "", 0, 0, nil},
+
+		// The response.
+		{"status 403", svc + "defaults:\n  response: {status: 403}\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\n",
+			LintRejectStatus, calc.SeverityWarning, "defaults.response.status", 6, 14, []string{"403"}},
+		{"status 503", svc + "defaults:\n  response: {status: 503}\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\n",
+			LintRejectStatus, "", "", 0, 0, nil},
+		{"status 429", svc + "defaults:\n  response: {status: 429}\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\n",
+			LintRejectStatus, "", "", 0, 0, nil},
+		{"no Retry-After", svc + "defaults:\n  response: {retry_after: false}\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\n",
+			LintNoRetryAfter, calc.SeverityWarning, "defaults.response.retry_after", 6, 14, []string{"retry_after is false"}},
+		{"Retry-After", svc + "defaults:\n  response: {retry_after: true}\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\n",
+			LintNoRetryAfter, "", "", 0, 0, nil},
+
+		// Tiers keyed by IP.
+		{"paid tier keyed by ip", svc + limit + "tiers:\n  - {name: paid, key: ip}\n",
+			LintTierKeyedByIP, calc.SeverityWarning, "tiers[0].key", 7, 18, []string{"paid"}},
+		{"tier inherits ip", svc + "defaults:\n  key: ip\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\ntiers:\n  - {name: Anon}\n  - {name: partner}\n",
+			LintTierKeyedByIP, calc.SeverityWarning, "defaults.key", 6, 3, []string{"partner"}},
+		{"anonymous tiers keyed by ip", svc + "defaults:\n  key: ip\n  limit: {algorithm: token_bucket, rate: 5, burst: 50}\ntiers:\n  - {name: GUEST}\n  - {name: Public, key: ip}\n  - {name: Unauthenticated}\n  - {name: paid, key: api_key}\n",
+			LintTierKeyedByIP, "", "", 0, 0, nil},
+
+		// Text no export carries.
+		{"line separator in name", "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: \"a\\u2028location / {}\"}\n" + svc + limit,
+			LintNotExportable, calc.SeverityError, "metadata.name", 3, 12, []string{`\u2028`, "U+2028"}},
+		{"next line in description", "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata:\n  name: t\n  description: \"ok\\u0085-- injected\"\n" + svc + limit,
+			LintNotExportable, calc.SeverityError, "metadata.description", 5, 3, []string{`\u0085`, "U+0085"}},
+		{"quote in tier name", svc + limit + "tiers:\n  - {name: 'pa\"id'}\n",
+			LintNotExportable, calc.SeverityError, "tiers[0].name", 7, 6, []string{`pa\"id`}},
+		{"space in path", svc + limit + "endpoints:\n  - {match: {method: GET, path: /a b}}\n",
+			LintNotExportable, calc.SeverityError, "endpoints[0].match.path", 7, 27, []string{`"/a b"`}},
+		{"exportable text", "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: Public API, description: \"Limits – sized from May's traffic 🚦\"}\n" + svc + limit + "tiers:\n  - {name: paid-plus.v2}\nendpoints:\n  - {match: {method: GET, path: \"/v1/a%20b/{id}\"}}\n",
+			LintNotExportable, "", "", 0, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := tt.doc
+			if !strings.HasPrefix(doc, "apiVersion") {
+				doc = head + doc
+			}
+			p, err := Decode(strings.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := Lint(p)
+			var got []Finding
+			for _, f := range fs {
+				if f.ID == tt.id {
+					got = append(got, f)
+				}
+			}
+			if tt.sev == "" {
+				if len(got) > 0 {
+					t.Fatalf("want no %s, got %+v", tt.id, got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one %s, got %+v (all: %+v)", tt.id, got, fs)
+			}
+			f := got[0]
+			if f.Severity != tt.sev || f.Field != tt.field || f.Line != tt.line || f.Column != tt.col {
+				t.Errorf("got %s %s at %d:%d, want %s %s at %d:%d", f.Severity, f.Field, f.Line, f.Column, tt.sev, tt.field, tt.line, tt.col)
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(f.Message, c) {
+					t.Errorf("message lacks %q: %s", c, f.Message)
+				}
+			}
+			if f.Fix == "" {
+				t.Errorf("no fix: %+v", f)
+			}
+		})
+	}
+}
+
+// admittedOfPeak counts how many of n requests, evenly spaced at peak
+// requests/s from one client, the limiter of s admits.
+func admittedOfPeak(t *testing.T, s algorithms.Spec, peak, n int) int {
+	t.Helper()
+	l, err := algorithms.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for k := range n {
+		if l.Allow("c", time.Duration(k)*time.Second/time.Duration(peak), 1).Allowed {
+			admitted++
+		}
+	}
+	return admitted
+}
+
+// TestExportErrors: every problem is reported, in document order, with
+// its field, the value and what is allowed; text a config comment can
+// carry passes.
+func TestExportErrors(t *testing.T) {
+	refused := []string{"a\nb", "a\rb", "a\u0085b", "a\u2028b", "a\u2029b", "a\tb", "a\vb", "a\fb", "a\x7fb", "a\u009bb", "a\xffb"}
+	for _, text := range refused {
+		p := Policy{Metadata: Metadata{Name: text, Description: "ok " + text}}
+		es := p.ExportErrors()
+		if len(es) != 2 || es[0].Field != "metadata.name" || es[1].Field != "metadata.description" {
+			t.Errorf("%q: got %v, want errors on metadata.name and metadata.description", text, es)
+			continue
+		}
+		if !strings.Contains(es[0].Message, strconv.Quote(text)) || !strings.Contains(es[0].Message, "want ") || es[0].Hint == "" {
+			t.Errorf("%q: %v does not name the value, what is allowed and a fix", text, es[0])
+		}
+	}
+	for _, text := range []string{"public-api", "Limits – sized from May's traffic 🚦", "\uFFFD is fine when it is UTF-8", ""} {
+		if es := (Policy{Metadata: Metadata{Name: text, Description: text}}).ExportErrors(); es != nil {
+			t.Errorf("%q: got %v, want none", text, es)
+		}
+	}
+
+	p := Policy{
+		Metadata:  Metadata{Name: "ok"},
+		Tiers:     []Tier{{Name: "paid"}, {Name: "pa;id"}, {Name: ""}},
+		Endpoints: []Endpoint{{Match: Match{Path: "/v1/{id}"}}, {Match: Match{Path: "/v1/x{id}"}}, {Match: Match{Path: "v1"}}},
+	}
+	var fields []string
+	for _, e := range p.ExportErrors() {
+		fields = append(fields, e.Field)
+	}
+	want := []string{"tiers[1].name", "tiers[2].name", "endpoints[1].match.path", "endpoints[2].match.path"}
+	if !slices.Equal(fields, want) {
+		t.Errorf("got %q, want %q", fields, want)
+	}
 }
