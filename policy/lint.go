@@ -324,8 +324,8 @@ func asciiLower(s string) string {
 
 // shadowedBy reports the first endpoint before eps[i] that matches every
 // request eps[i] matches, so that eps[i] never matches: the same method
-// (methods are compared upper-cased, as routes are keyed; a valid policy
-// names one on every endpoint) and a path template with as many segments
+// (ignoring ASCII case, as requests are matched; a valid policy names a
+// method on every endpoint, so none means "any") and a path template with as many segments
 // in which each segment is a {name} or the same literal. A {name} matches
 // one non-empty segment, so it covers a literal segment or another
 // {name}, never an empty one ("/a/" has an empty last segment); a literal
@@ -340,7 +340,7 @@ func shadowedBy(eps []Endpoint, i int) (int, bool) {
 	segs := strings.Split(later.Path, "/")
 	for j, e := range eps[:i] {
 		m := e.Match
-		if strings.ToUpper(m.Method) != strings.ToUpper(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
+		if asciiLower(m.Method) != asciiLower(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
 			continue
 		}
 		earlier := strings.Split(m.Path, "/")
