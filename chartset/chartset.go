@@ -4,6 +4,10 @@
 // design's replicas, and a retry storm with and without jitter. The
 // designer page, the /embed/ routes and the docs command all call Build,
 // so a chart in documentation is the chart the designer shows.
+//
+// Build compares the calculator's six proposals on the traffic; Policy
+// charts the policy's own limits, every class of clients through the
+// whole policy (package engine), which is what documentation shows.
 package chartset
 
 import (
@@ -13,6 +17,8 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -206,4 +212,86 @@ func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Patt
 // the per-client limit they compare against and the traffic pattern.
 func Caption(res calc.Result, pattern algorithms.PatternName, info Info) string {
 	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", res.Spec(algorithms.NameTokenBucket), pattern, info.Arrivals)
+}
+
+// Policy simulates the policy's own limits on pattern pat, through package
+// engine: one run for each class of clients (the clients of the default
+// limit, and each tier's), every run sending all of the pattern's arrivals,
+// with their keys, as that class. The requests name no endpoint, so each
+// costs 1; the pattern's retries are not replayed. A pattern the charts
+// cannot show is a *PatternError, as in Build.
+func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error) {
+	traffic, err := pat.Generate(MaxArrivals)
+	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
+		return nil, Info{}, &PatternError{Param: "pattern", Err: err,
+			Message: fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", pat.Name, MaxArrivals)}
+	}
+	if err != nil {
+		return nil, Info{}, &PatternError{Err: err, Message: err.Error()}
+	}
+	arrivals := traffic.Arrivals
+	if len(arrivals) == 0 {
+		return nil, Info{}, &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
+	}
+	classes := Classes(p)
+	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
+	last := arrivals[len(arrivals)-1].At
+	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
+	lanes := make([]views.PolicyLane, len(classes))
+	reqs := make([]engine.Request, len(arrivals))
+	for i, c := range classes {
+		for j, a := range arrivals {
+			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier}
+		}
+		run, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus})
+		if err != nil {
+			return nil, info, fmt.Errorf("policy simulation: %w", err)
+		}
+		lanes[i] = views.PolicyLane{Name: c.Name, Run: run}
+	}
+	caption := fmt.Sprintf("pattern %s, %d requests", pat.Name, len(arrivals))
+	if g := p.Global.Limit; g.Algorithm != "" {
+		caption += ", global limit " + g.String()
+	}
+	return views.PolicyCharts(lanes, caption), info, nil
+}
+
+// Class is one class of clients the policy charts follow: the tier a
+// request names ("" for the default limit) and its name in the legend,
+// with its limit ("tier paid: gcra(rate=20/s, burst=200)").
+type Class struct {
+	Tier, Name string
+}
+
+// Classes are the policy's classes of clients, in policy order: the
+// default limit's clients when it has one (or when there are no tiers),
+// then every tier.
+func Classes(p policy.Policy) []Class {
+	var out []Class
+	if p.Defaults.Limit.Algorithm != "" || len(p.Tiers) == 0 {
+		name := "default: no per-client limit"
+		if p.Defaults.Limit.Algorithm != "" {
+			name = "default: " + p.Defaults.Limit.String()
+		}
+		out = append(out, Class{Name: name})
+	}
+	for _, t := range p.Tiers {
+		name := "tier " + t.Name + ": "
+		switch {
+		case t.Limit.Algorithm != "":
+			name += t.Limit.String()
+		case p.Defaults.Limit.Algorithm != "":
+			name += p.Defaults.Limit.String() + " (the default)"
+		default:
+			name += "no per-client limit"
+		}
+		out = append(out, Class{Tier: t.Name, Name: name})
+	}
+	return out
+}
+
+// PolicyCaption is the one-line caption of a policy's charts in
+// documentation: the policy's name and the traffic pattern.
+func PolicyCaption(p policy.Policy, pattern algorithms.PatternName, info Info) string {
+	return fmt.Sprintf("policy %s · pattern %s, %d requests", p.Metadata.Name, pattern, info.Arrivals)
 }

@@ -17,6 +17,10 @@ type EmbedView struct {
 // order: the chart ID without "chart-".
 var ChartSlugs = []string{"admitted", "rejected", "quota", "cumulative", "replicas", "retry-storm"}
 
+// PolicyChartSlugs are the charts of the policy's own limits
+// (PolicyCharts), by embed name.
+var PolicyChartSlugs = []string{"policy-admitted", "policy-rejected", "policy-cumulative"}
+
 // ChartSlug is a chart's name in embed URLs: its ID without "chart-".
 func ChartSlug(id string) string { return strings.TrimPrefix(id, "chart-") }
 

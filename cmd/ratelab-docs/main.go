@@ -7,19 +7,19 @@
 //	ratelab-docs -o docs/ratelimits policy.yaml
 //	ratelab-docs -patterns idle_then_burst,steady -charts admitted,cumulative -theme dark -o out policy.yaml
 //
-// It draws through the same code as the server (package chartset for the
-// charts, views.RenderSVG for the images, the markdown and openapi
-// exports), with each pattern's defaults, so out/<pattern>/<chart>.svg is
-// the image /embed/<chart>.svg serves for the policy's design with
-// pattern=<pattern>. The output is deterministic: two runs write the same
-// bytes. index.md lists every image in Markdown.
-//
-// The policy must carry its sizing (the designer's exports do): the
-// charts compare the algorithms the calculator sizes from it.
+// The charts are the policy's own limits, the very ones limits.md
+// documents: every class of clients (the default limit's, each tier's)
+// sending the pattern's traffic through the whole policy, its global limit
+// included (chartset.Policy). It draws through the same code as the server
+// (package chartset for the charts, views.RenderSVG for the images, the
+// markdown and openapi exports), with each pattern's defaults, so
+// out/<pattern>/<chart>.svg is the image /embed/<chart>.svg serves for the
+// policy's design with pattern=<pattern>. The output is deterministic: two
+// runs write the same bytes. index.md lists every image in Markdown.
 //
 // With more than a few charts it reports progress on standard error, one
 // line rewritten in place on a terminal. The exit status is 0 on success,
-// 2 for bad usage, an unreadable or invalid policy, or one without sizing.
+// 2 for bad usage or an unreadable or invalid policy.
 package main
 
 import (
@@ -35,7 +35,6 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/algorithms"
-	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/export/targets"
@@ -68,7 +67,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int
 	for _, p := range algorithms.Patterns {
 		patternNames = append(patternNames, string(p.Name))
 	}
-	chartNames = views.ChartSlugs
+	chartNames = views.PolicyChartSlugs
 	patterns := fs.String("patterns", "", "comma-separated traffic patterns (default all: "+strings.Join(patternNames, ", ")+")")
 	charts := fs.String("charts", "", "comma-separated charts (default all: "+strings.Join(chartNames, ", ")+")")
 	theme := fs.String("theme", "light", "light or dark")
@@ -114,11 +113,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int
 		fmt.Fprintf(stderr, "ratelab-docs: %s: %v\n", file, err)
 		return exitInvalid
 	}
-	res, err := calc.Size(p.Design())
-	if err != nil {
-		fmt.Fprintf(stderr, "ratelab-docs: %s: the policy's sizing does not size (the charts compare the algorithms the calculator sizes from it; export the policy from the designer to get one): %v\n", file, err)
-		return exitInvalid
-	}
 
 	w := &writer{dir: *outDir}
 	var index strings.Builder
@@ -126,12 +120,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int
 	total, done := len(pats)*len(chs), 0
 	for _, name := range pats {
 		pattern := algorithms.DefaultPattern(algorithms.PatternName(name))
-		built, info, err := chartset.Build(res, pattern)
+		built, info, err := chartset.Policy(p, pattern)
 		if err != nil {
 			fmt.Fprintf(stderr, "ratelab-docs: pattern %s: %v\n", name, err)
 			return exitInvalid
 		}
-		caption := chartset.Caption(res, pattern.Name, info)
+		caption := chartset.PolicyCaption(p, pattern.Name, info)
 		fmt.Fprintf(&index, "\n## Pattern %s\n", name)
 		for _, c := range built {
 			slug := views.ChartSlug(c.ID)

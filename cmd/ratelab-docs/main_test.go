@@ -3,15 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"html"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/algorithms"
-	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
@@ -59,7 +60,7 @@ func TestDocsDeterministic(t *testing.T) {
 		}
 	}
 	ta, tb := tree(t, a), tree(t, b)
-	if want := len(algorithms.Patterns)*len(views.ChartSlugs)*2 + 3; len(ta) != want {
+	if want := len(algorithms.Patterns)*len(views.PolicyChartSlugs)*2 + 3; len(ta) != want {
 		t.Errorf("%d files, want %d", len(ta), want)
 	}
 	for name, data := range ta {
@@ -93,19 +94,15 @@ func parseXML(b []byte) error {
 // and no script.
 func TestDocsSameAsServer(t *testing.T) {
 	dir := t.TempDir()
-	if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "window_boundary", "-charts", "cumulative,rejected", "-theme", "dark", tiered); code != exitOK {
+	if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "window_boundary", "-charts", "policy-cumulative,policy-rejected", "-theme", "dark", tiered); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	p, err := policy.DecodeFile(tiered, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := calc.Size(p.Design())
-	if err != nil {
-		t.Fatal(err)
-	}
 	pattern := algorithms.DefaultPattern(algorithms.PatternWindowBoundary)
-	charts, info, err := chartset.Build(res, pattern)
+	charts, info, err := chartset.Policy(p, pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +113,13 @@ func TestDocsSameAsServer(t *testing.T) {
 	for _, c := range charts {
 		slug := views.ChartSlug(c.ID)
 		got, ok := files[filepath.Join("window_boundary", slug+".svg")]
-		if slug != "cumulative" && slug != "rejected" {
+		if slug != "policy-cumulative" && slug != "policy-rejected" {
 			if ok {
 				t.Errorf("%s written though not chosen", slug)
 			}
 			continue
 		}
-		want, err := views.RenderSVG(c, views.SVGOptions{Theme: views.ThemeDark, Subtitle: chartset.Caption(res, pattern.Name, info)})
+		want, err := views.RenderSVG(c, views.SVGOptions{Theme: views.ThemeDark, Subtitle: chartset.PolicyCaption(p, pattern.Name, info)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +131,7 @@ func TestDocsSameAsServer(t *testing.T) {
 			t.Errorf("%s.html does not inline the SVG, or has a script", slug)
 		}
 	}
-	if !strings.Contains(string(files["index.md"]), "](window_boundary/cumulative.svg)") {
+	if !strings.Contains(string(files["index.md"]), "](window_boundary/policy-cumulative.svg)") {
 		t.Errorf("index.md does not link the images:\n%s", files["index.md"])
 	}
 }
@@ -151,14 +148,14 @@ func keys(m map[string][]byte) []string {
 // in a log and one line rewritten in place on a terminal; few are quiet.
 func TestDocsProgress(t *testing.T) {
 	_, log := runDocs(t, false, "-o", t.TempDir(), tiered)
-	if n := strings.Count(log, "rendering "); n < 5 || n > 11 || !strings.Contains(log, "rendering 54/54") {
+	if n := strings.Count(log, "rendering "); n < 5 || n > 11 || !strings.Contains(log, "rendering 27/27") {
 		t.Errorf("log progress: %d lines:\n%s", n, log)
 	}
 	_, term := runDocs(t, true, "-o", t.TempDir(), tiered)
-	if !strings.Contains(term, "\rrendering 54/54") || strings.Count(term, "\n") != 2 {
+	if !strings.Contains(term, "\rrendering 27/27") || strings.Count(term, "\n") != 2 {
 		t.Errorf("terminal progress %q, want lines rewritten with \\r and one newline after them", term)
 	}
-	_, quiet := runDocs(t, false, "-o", t.TempDir(), "-patterns", "steady", "-charts", "admitted", tiered)
+	_, quiet := runDocs(t, false, "-o", t.TempDir(), "-patterns", "steady", "-charts", "policy-admitted", tiered)
 	if strings.Contains(quiet, "rendering") {
 		t.Errorf("one chart reported progress: %q", quiet)
 	}
@@ -173,7 +170,6 @@ func TestDocsUsage(t *testing.T) {
 		{[]string{"-o", t.TempDir(), "-patterns", "zigzag", tiered}, `no pattern "zigzag"`},
 		{[]string{"-o", t.TempDir(), "-charts", "pie", tiered}, `no chart "pie"`},
 		{[]string{"-o", t.TempDir(), "-theme", "neon", tiered}, "-theme"},
-		{[]string{"-o", t.TempDir(), "../../policy/testdata/examples/minimal.yaml"}, "sizing"},
 		{[]string{"-o", t.TempDir(), "/nonexistent.yaml"}, "no such file"},
 	}
 	for _, tt := range tests {
@@ -182,4 +178,55 @@ func TestDocsUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 mentioning %q", tt.args, code, errOut, tt.msg)
 		}
 	}
+}
+
+// TestDocsChartTheDocumentedLimits: the charts follow the policy's own
+// limits, the ones limits.md documents, for a policy without any sizing
+// too: every tier's limit is in the legend with its parameters, and
+// limits.md states the same numbers.
+func TestDocsChartTheDocumentedLimits(t *testing.T) {
+	for _, file := range []string{tiered, "../../policy/testdata/examples/public-api.yaml", "../../policy/testdata/examples/minimal.yaml"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			dir := t.TempDir()
+			if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "steady", "-charts", "policy-admitted", file); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			p, err := policy.DecodeFile(file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := tree(t, dir)
+			svg, md := string(files[filepath.Join("steady", "policy-admitted.svg")]), string(files["limits.md"])
+			for _, l := range p.Limits() {
+				if l.Scope == policy.ScopeEndpoint || l.Scope == policy.ScopeGlobal {
+					continue
+				}
+				// The legend names each class with its limit: the
+				// algorithm and every parameter.
+				spec := html.EscapeString(l.Spec.String())
+				if !strings.Contains(svg, spec) {
+					t.Errorf("%s (%s) is not in the chart's legend", l.Field, l.Spec)
+				}
+				for _, n := range specNumbers(l.Spec) {
+					if !strings.Contains(md, n) {
+						t.Errorf("limits.md does not state %s of %s (%s)", n, l.Field, l.Spec)
+					}
+				}
+			}
+		})
+	}
+}
+
+// specNumbers are the numbers of a limit as text.
+func specNumbers(s algorithms.Spec) []string {
+	var out []string
+	for _, v := range []int64{s.Burst, s.Queue, s.Limit} {
+		if v != 0 {
+			out = append(out, strconv.FormatInt(v, 10))
+		}
+	}
+	if s.Rate != 0 {
+		out = append(out, strconv.FormatFloat(s.Rate, 'f', -1, 64))
+	}
+	return out
 }
