@@ -2,19 +2,29 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/policy"
 )
+
+// maxProblems is how many problems with arrivals or a policy a 422 lists:
+// enough to fix; a million bad arrivals need not all be listed.
+const maxProblems = 20
 
 // defaultMaxArrivals caps one simulate request unless -max-arrivals says
 // otherwise.
@@ -24,23 +34,30 @@ const defaultMaxArrivals = 1_000_000
 // about 45 bytes each, with room to spare.
 const simulateBodyLimit = 64 << 20
 
-// simulateRequest is the body of POST /api/v1/simulate: one limiter and
-// either explicit arrivals or a pattern that generates them. Times and
-// durations are seconds.
+// simulateRequest is the body of POST /api/v1/simulate: one limiter, or a
+// whole policy, and either explicit arrivals or a pattern that generates
+// them. Times and durations are seconds.
 type simulateRequest struct {
 	Limiter  *calc.Limit     `json:"limiter"`
+	Policy   json.RawMessage `json:"policy"` // the policy document as JSON, read by policy.Decode
 	Arrivals []arrivalJSON   `json:"arrivals"`
 	Pattern  json.RawMessage `json:"pattern"` // a patternJSON; omitted fields take the pattern's defaults
+	Mix      *mixJSON        `json:"mix"`     // with a policy and a pattern: who is in which tier, what they request
 	Replicas *replicasJSON   `json:"replicas"`
 	Window   *float64        `json:"window"` // span of summary.max_in_window; default the limiter's window, else 60
 	Bin      *float64        `json:"bin"`    // width of a series bin; default about 1/100 of the run
 	Seed     *uint64         `json:"seed"`   // overrides the pattern's seed
 }
 
+// arrivalJSON is one arrival. Cost is the limiter form's; Tier, Method and
+// Path the policy form's (the policy sets the cost).
 type arrivalJSON struct {
-	At   *float64 `json:"at"`
-	Key  string   `json:"key"`
-	Cost *int64   `json:"cost"`
+	At     *float64 `json:"at"`
+	Key    string   `json:"key"`
+	Cost   *int64   `json:"cost"`
+	Tier   string   `json:"tier"`
+	Method string   `json:"method"`
+	Path   string   `json:"path"`
 }
 
 // patternJSON is algorithms.Pattern in the API's vocabulary; durations in
@@ -121,6 +138,15 @@ type arrivalOut struct {
 // toSeconds converts a duration to float64 seconds for JSON.
 func toSeconds(d time.Duration) float64 { return d.Seconds() }
 
+// retrySeconds is a rejection's Retry-After in seconds for JSON, -1 when
+// the request can never pass.
+func retrySeconds(d time.Duration) float64 {
+	if d == algorithms.Never {
+		return -1
+	}
+	return toSeconds(d)
+}
+
 // fromSeconds converts seconds from JSON to a duration, rounding to the
 // nanosecond. Callers check the range first.
 func fromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
@@ -154,6 +180,16 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 		if err := decodeJSON(c, simulateBodyLimit, &req); err != nil {
 			return err
 		}
+		switch {
+		case req.Policy != nil && req.Limiter != nil:
+			return invalid("policy", "policy: send either a limiter or a policy, not both")
+		case req.Policy != nil:
+			run, err := req.policyRun(maxArrivals)
+			if err != nil {
+				return err
+			}
+			return writeJSON(c, http.StatusOK, run.decide())
+		}
 		sim, spec, generated, err := req.simulation(maxArrivals)
 		if err != nil {
 			return err
@@ -173,7 +209,7 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 	var probs []fieldProblem
 	var spec algorithms.Spec
 	if req.Limiter == nil {
-		probs = append(probs, fieldProblem{Field: "limiter", Message: "limiter: missing; want an object such as {\"algorithm\": \"token_bucket\", \"rate\": 10, \"burst\": 20}"})
+		probs = append(probs, fieldProblem{Field: "limiter", Message: "limiter: missing; want an object such as {\"algorithm\": \"token_bucket\", \"rate\": 10, \"burst\": 20}, or a policy instead"})
 	} else if s, err := req.Limiter.Spec(); err != nil {
 		var es calc.Errors
 		if errors.As(err, &es) {
@@ -216,6 +252,9 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 		} else {
 			sim.Bin = fromSeconds(*req.Bin)
 		}
+	}
+	if req.Mix != nil {
+		probs = append(probs, fieldProblem{Field: "mix", Message: "mix: only with a policy; one limiter has no tiers or endpoints"})
 	}
 	generated := false
 	switch {
@@ -264,8 +303,13 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 			if len(a.Key) > algorithms.MaxKey {
 				probs = append(probs, fieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.Key), algorithms.MaxKey)})
 			}
-			if len(probs) >= 20 {
-				break // enough to fix; a million bad arrivals need not all be listed
+			for _, pf := range []struct{ name, v string }{{"tier", a.Tier}, {"method", a.Method}, {"path", a.Path}} {
+				if pf.v != "" {
+					probs = append(probs, fieldProblem{Field: f + "." + pf.name, Message: fmt.Sprintf("%s.%s: only with a policy; one limiter has no tiers or endpoints", f, pf.name)})
+				}
+			}
+			if len(probs) >= maxProblems {
+				break
 			}
 		}
 		sim.Traffic = algorithms.Traffic{Arrivals: as}
@@ -343,11 +387,7 @@ func newSimulateResponse(spec algorithms.Spec, generated bool, sim algorithms.Si
 		}
 	}
 	for i, d := range lane.Decisions {
-		retry := toSeconds(d.RetryAfter())
-		if d.RetryAfter() == algorithms.Never {
-			retry = -1
-		}
-		out.Decisions[i] = decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retry, Reset: toSeconds(d.Reset)}
+		out.Decisions[i] = decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
 	}
 	s := lane.Summary
 	window := sim.Window
@@ -366,6 +406,441 @@ func newSimulateResponse(spec algorithms.Spec, generated bool, sim algorithms.Si
 	out.Series = make([]binJSON, len(lane.Series))
 	for i, b := range lane.Series {
 		out.Series[i] = binJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
+	}
+	return out
+}
+
+// mixJSON assigns a generated pattern's traffic to tiers and requests.
+//
+// Tiers: the pattern's keys, in order of first arrival, are spread over
+// the tiers by share: of K keys, key j (from 0) is in the first tier whose
+// running total of shares exceeds (j+½)/K, so 0.2 of 10 keys is exactly
+// the first 2; keys past the last total get the default limit. Requests:
+// each arrival, in time order, draws a number u in [0, 1) from a PCG
+// seeded with the pattern's seed and takes the first request whose running
+// total of shares exceeds u; past the last, it is a request no endpoint
+// matches. Shares are fractions adding up to at most 1.
+type mixJSON struct {
+	Tiers    []tierShareJSON    `json:"tiers"`
+	Requests []requestShareJSON `json:"requests"`
+}
+
+type tierShareJSON struct {
+	Name  string   `json:"name"`
+	Share *float64 `json:"share"`
+}
+
+type requestShareJSON struct {
+	Method string   `json:"method"`
+	Path   string   `json:"path"`
+	Share  *float64 `json:"share"`
+}
+
+// maxMix bounds each list of a mix: every arrival scans one.
+const maxMix = 100
+
+// maxPath bounds an arrival's path, in bytes.
+const maxPath = 2048
+
+// mixStream is the second word of the PCG that draws each arrival's
+// request, so the draws do not repeat the pattern's own.
+const mixStream = 0x6d6978
+
+// policyDecisionJSON is the policy's decision on one arrival: Limit and
+// Field name the first limit that rejected it ("" when admitted).
+type policyDecisionJSON struct {
+	Allowed    bool    `json:"allowed"`
+	Limit      string  `json:"limit"`
+	Field      string  `json:"field"`
+	Cost       int64   `json:"cost"`
+	Remaining  int64   `json:"remaining"`
+	RetryAfter float64 `json:"retry_after"` // seconds; -1 when the request can never pass
+	Reset      float64 `json:"reset"`
+	Delay      float64 `json:"delay"`
+}
+
+// policyArrivalOut is a generated arrival as the mix assigned it; Tier ""
+// is the default limit.
+type policyArrivalOut struct {
+	At     float64 `json:"at"`
+	Key    string  `json:"key"`
+	Tier   string  `json:"tier"`
+	Method string  `json:"method"`
+	Path   string  `json:"path"`
+}
+
+// limitSummaryJSON is one limit's share of a run: Checked counts the
+// arrivals it applied to, Rejected those it was the first to reject.
+type limitSummaryJSON struct {
+	Name     string `json:"name"`
+	Field    string `json:"field"`
+	Spec     string `json:"spec"`
+	Checked  int64  `json:"checked"`
+	Rejected int64  `json:"rejected"`
+}
+
+// tierSummaryJSON counts one tier's arrivals; Name "" and Field
+// "defaults" are the clients of no tier.
+type tierSummaryJSON struct {
+	Name     string `json:"name"`
+	Field    string `json:"field"`
+	Offered  int64  `json:"offered"`
+	Admitted int64  `json:"admitted"`
+	Rejected int64  `json:"rejected"`
+}
+
+type policySummaryJSON struct {
+	Offered  int64              `json:"offered"`
+	Admitted int64              `json:"admitted"`
+	Rejected int64              `json:"rejected"`
+	Limits   []limitSummaryJSON `json:"limits"`
+	Tiers    []tierSummaryJSON  `json:"tiers"`
+}
+
+type policySimulateResponse struct {
+	Shadow    bool                 `json:"shadow,omitempty"`
+	Arrivals  []policyArrivalOut   `json:"arrivals,omitempty"` // the generated arrivals, when a pattern was given
+	Decisions []policyDecisionJSON `json:"decisions"`
+	Summary   policySummaryJSON    `json:"summary"`
+}
+
+// policyRun is a validated policy-form request: the policy's engine and
+// the requests in the order sent.
+type policyRun struct {
+	policy    policy.Policy
+	engine    *engine.Engine
+	requests  []engine.Request
+	generated bool
+}
+
+// policyProblems turns policy.Decode's errors into problems under
+// "policy.": the field path says where; line and column (within the policy
+// member) only when there is no field.
+func policyProblems(err error) []fieldProblem {
+	var es policy.Errors
+	if !errors.As(err, &es) {
+		return []fieldProblem{{Field: "policy", Message: "policy: " + err.Error()}}
+	}
+	var out []fieldProblem
+	for _, e := range es {
+		if len(out) == maxProblems {
+			break
+		}
+		p := fieldProblem{Field: "policy"}
+		msg := e.Message
+		if e.Hint != "" {
+			msg += "; " + e.Hint
+		}
+		switch {
+		case e.Field != "":
+			p.Field += "." + e.Field
+			p.Message = p.Field + ": " + msg
+		case e.Line > 0:
+			p.Message = fmt.Sprintf("policy: at %d:%d of the policy: %s", e.Line, e.Column, msg)
+		default:
+			p.Message = "policy: " + msg
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// policyRun validates the policy form of the request and builds its run.
+func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
+	var probs []fieldProblem
+	run := &policyRun{}
+	p, err := policy.Decode(bytes.NewReader(req.Policy))
+	if err != nil {
+		probs = append(probs, policyProblems(err)...)
+	} else if run.engine, err = engine.New(p); err != nil {
+		probs = append(probs, fieldProblem{Field: "policy", Message: "policy." + err.Error()})
+	} else {
+		run.policy = p
+	}
+	// tier finds a tier of the policy by the engine's rule; ok is true
+	// when the policy could not be read (its problems are listed).
+	tier := func(name string) (int, bool) {
+		if run.engine == nil {
+			return -1, true
+		}
+		i := run.engine.Match(engine.Request{Tier: name}).Tier
+		return i, i >= 0
+	}
+	notTier := func(field, name string) fieldProblem {
+		names := make([]string, len(run.policy.Tiers))
+		for i, t := range run.policy.Tiers {
+			names[i] = strconv.Quote(t.Name)
+		}
+		want := "the policy has no tiers"
+		if len(names) > 0 {
+			want = "want one of " + strings.Join(names, ", ")
+		}
+		return fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is not a tier of the policy; %s, or leave it out for the default limit", field, clipQuote(name), want)}
+	}
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"replicas", req.Replicas != nil}, {"window", req.Window != nil}, {"bin", req.Bin != nil}} {
+		if f.given {
+			probs = append(probs, fieldProblem{Field: f.name, Message: f.name + ": only with a limiter; a policy is simulated as one shared store without a time series"})
+		}
+	}
+	if req.Mix != nil && req.Pattern == nil {
+		probs = append(probs, fieldProblem{Field: "mix", Message: "mix: only with a pattern; arrivals name their own tier, method and path"})
+	}
+	switch {
+	case req.Pattern != nil && req.Arrivals != nil:
+		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
+	case req.Pattern != nil:
+		run.generated = true
+		pat, prob := decodePattern(req.Pattern)
+		if prob != nil {
+			probs = append(probs, *prob)
+			break
+		}
+		if req.Seed != nil {
+			pat.Seed = *req.Seed
+		}
+		if pat.Cost > 1 {
+			probs = append(probs, fieldProblem{Field: "pattern.cost", Message: fmt.Sprintf("pattern.cost: %d is not for a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out", pat.Cost)})
+		}
+		var mix []fieldProblem
+		var tiers []int
+		if req.Mix != nil {
+			tiers, mix = req.Mix.check(tier, notTier)
+			probs = append(probs, mix...)
+		}
+		if len(probs) > 0 {
+			break
+		}
+		tr, err := pat.Generate(maxArrivals)
+		var tm *algorithms.TooManyArrivalsError
+		switch {
+		case errors.As(err, &tm):
+			probs = append(probs, fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
+		case err != nil:
+			probs = append(probs, paramProblem("pattern.", err))
+		case tr.Retry != nil:
+			probs = append(probs, fieldProblem{Field: "pattern.name", Message: fmt.Sprintf("pattern.name: %s retries rejected requests, which a policy run does not simulate; send it with a limiter", pat.Name)})
+		default:
+			run.requests = req.Mix.assign(tr.Arrivals, tiers, run.policy, pat.Seed)
+		}
+	case len(req.Arrivals) > maxArrivals:
+		probs = append(probs, fieldProblem{Field: "arrivals", Message: fmt.Sprintf("arrivals: %d arrivals is more than the cap of %d", len(req.Arrivals), maxArrivals)})
+	default:
+		run.requests = make([]engine.Request, len(req.Arrivals))
+		for i, a := range req.Arrivals {
+			f := fmt.Sprintf("arrivals[%d]", i)
+			q := &run.requests[i]
+			if a.At == nil {
+				probs = append(probs, fieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"})
+			} else if p := secondsIn(f+".at", *a.At, 0, algorithms.MaxWindow.Seconds()); p != nil {
+				probs = append(probs, *p)
+			} else {
+				q.At = fromSeconds(*a.At)
+			}
+			if a.Cost != nil {
+				probs = append(probs, fieldProblem{Field: f + ".cost", Message: f + ".cost: not with a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out"})
+			}
+			for _, s := range []struct {
+				name, v string
+				most    int
+			}{{"key", a.Key, algorithms.MaxKey}, {"tier", a.Tier, algorithms.MaxKey}, {"method", a.Method, algorithms.MaxKey}, {"path", a.Path, maxPath}} {
+				if len(s.v) > s.most {
+					probs = append(probs, fieldProblem{Field: f + "." + s.name, Message: fmt.Sprintf("%s.%s: %d bytes is too long; want at most %d", f, s.name, len(s.v), s.most)})
+				}
+			}
+			if a.Path != "" && (a.Path[0] != '/' || strings.ContainsAny(a.Path, "?#")) && len(a.Path) <= maxPath {
+				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(a.Path))})
+			}
+			if a.Tier != "" && len(a.Tier) <= algorithms.MaxKey {
+				if _, ok := tier(a.Tier); !ok {
+					probs = append(probs, notTier(f+".tier", a.Tier))
+				}
+			}
+			if len(probs) >= maxProblems {
+				break
+			}
+			*q = engine.Request{At: q.At, Key: a.Key, Tier: a.Tier, Method: a.Method, Path: a.Path}
+		}
+	}
+	if len(probs) > 0 {
+		return nil, &invalidRequest{probs}
+	}
+	return run, nil
+}
+
+// clipQuote quotes s for a message, shortened when long.
+func clipQuote(s string) string {
+	if len(s) > 60 {
+		s = strings.ToValidUTF8(s[:60], "") + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// check validates the mix against the policy and returns the tier index
+// of each mix.tiers entry.
+func (m *mixJSON) check(tier func(string) (int, bool), notTier func(field, name string) fieldProblem) ([]int, []fieldProblem) {
+	var probs []fieldProblem
+	share := func(field string, v *float64, total *float64) {
+		switch {
+		case v == nil:
+			probs = append(probs, fieldProblem{Field: field, Message: field + ": missing; want a fraction in [0, 1]"})
+		case !(*v >= 0 && *v <= 1):
+			probs = append(probs, fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is out of range; want a fraction in [0, 1]", field, strconv.FormatFloat(*v, 'g', -1, 64))})
+		default:
+			*total += *v
+		}
+	}
+	sum := func(field string, total float64, rest string) {
+		if total > 1+1e-9 {
+			probs = append(probs, fieldProblem{Field: field, Message: fmt.Sprintf("%s: the shares add up to %s; want at most 1 (%s)", field, strconv.FormatFloat(total, 'g', -1, 64), rest)})
+		}
+	}
+	if len(m.Tiers) > maxMix {
+		probs = append(probs, fieldProblem{Field: "mix.tiers", Message: fmt.Sprintf("mix.tiers: %d entries; want at most %d", len(m.Tiers), maxMix)})
+	}
+	if len(m.Requests) > maxMix {
+		probs = append(probs, fieldProblem{Field: "mix.requests", Message: fmt.Sprintf("mix.requests: %d entries; want at most %d", len(m.Requests), maxMix)})
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	idx := make([]int, len(m.Tiers))
+	seen := map[int]int{}
+	total := 0.0
+	for i, t := range m.Tiers {
+		f := fmt.Sprintf("mix.tiers[%d]", i)
+		share(f+".share", t.Share, &total)
+		j, ok := tier(t.Name)
+		switch {
+		case !ok:
+			probs = append(probs, notTier(f+".name", t.Name))
+		case j < 0: // the policy could not be read
+		default:
+			if k, dup := seen[j]; dup {
+				probs = append(probs, fieldProblem{Field: f + ".name", Message: fmt.Sprintf("%s.name: %s is the tier of mix.tiers[%d] again; list each tier once", f, clipQuote(t.Name), k)})
+			}
+			seen[j] = i
+		}
+		idx[i] = j
+	}
+	sum("mix.tiers", total, "the rest of the clients get the default limit")
+	total = 0
+	for i, r := range m.Requests {
+		f := fmt.Sprintf("mix.requests[%d]", i)
+		share(f+".share", r.Share, &total)
+		if len(r.Method) > algorithms.MaxKey {
+			probs = append(probs, fieldProblem{Field: f + ".method", Message: fmt.Sprintf("%s.method: %d bytes is too long; want at most %d", f, len(r.Method), algorithms.MaxKey)})
+		}
+		if len(r.Path) > maxPath || r.Path == "" || r.Path[0] != '/' || strings.ContainsAny(r.Path, "?#") {
+			probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query, at most %d bytes", f, clipQuote(r.Path), maxPath)})
+		}
+	}
+	sum("mix.requests", total, "the rest match no endpoint")
+	return idx, probs
+}
+
+// assign turns generated arrivals into requests by the mix (see mixJSON);
+// a nil mix leaves every arrival in no tier, matching no endpoint. tiers
+// holds the policy index of each m.Tiers entry.
+func (m *mixJSON) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, seed uint64) []engine.Request {
+	out := make([]engine.Request, len(as))
+	for i, a := range as {
+		out[i] = engine.Request{At: a.At, Key: a.Key}
+	}
+	if m == nil {
+		return out
+	}
+	if len(m.Tiers) > 0 {
+		var order []string
+		first := map[string]bool{}
+		for _, a := range as {
+			if !first[a.Key] {
+				first[a.Key] = true
+				order = append(order, a.Key)
+			}
+		}
+		tierOf := make(map[string]string, len(order))
+		for j, key := range order {
+			at := (float64(j) + 0.5) / float64(len(order))
+			run := 0.0
+			for k, t := range m.Tiers {
+				if run += *t.Share; at < run {
+					tierOf[key] = p.Tiers[tiers[k]].Name
+					break
+				}
+			}
+		}
+		for i := range out {
+			out[i].Tier = tierOf[out[i].Key]
+		}
+	}
+	if len(m.Requests) > 0 {
+		rng := rand.New(rand.NewPCG(seed, mixStream))
+		for i := range out {
+			u, run := rng.Float64(), 0.0
+			for _, r := range m.Requests {
+				if run += *r.Share; u < run {
+					out[i].Method, out[i].Path = r.Method, r.Path
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// decide runs the requests through the engine in time order (stably, as
+// the limiter form does) and answers in the order sent.
+func (run *policyRun) decide() policySimulateResponse {
+	e, qs := run.engine, run.requests
+	limits := e.Limits()
+	out := policySimulateResponse{Shadow: e.Shadow(), Decisions: make([]policyDecisionJSON, len(qs))}
+	sum := &out.Summary
+	sum.Limits = make([]limitSummaryJSON, len(limits))
+	for i, l := range limits {
+		sum.Limits[i] = limitSummaryJSON{Name: l.Name, Field: l.Field, Spec: l.Spec.String()}
+	}
+	sum.Tiers = make([]tierSummaryJSON, 1+len(run.policy.Tiers))
+	sum.Tiers[0] = tierSummaryJSON{Field: "defaults"}
+	for i, t := range run.policy.Tiers {
+		sum.Tiers[1+i] = tierSummaryJSON{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
+	}
+	if run.generated {
+		out.Arrivals = make([]policyArrivalOut, len(qs))
+		for i, q := range qs {
+			out.Arrivals[i] = policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+		}
+	}
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(qs[a].At, qs[b].At) })
+	for _, i := range order {
+		a := e.Match(qs[i])
+		for _, l := range a.Limits[:a.N] {
+			sum.Limits[l].Checked++
+		}
+		d := e.Decide(qs[i])
+		dj := policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
+			RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
+		t := &sum.Tiers[d.Tier+1]
+		sum.Offered++
+		t.Offered++
+		if d.Allowed {
+			sum.Admitted++
+			t.Admitted++
+		} else {
+			sum.Rejected++
+			t.Rejected++
+			if d.Rejected >= 0 {
+				dj.Limit, dj.Field = limits[d.Rejected].Name, limits[d.Rejected].Field
+				sum.Limits[d.Rejected].Rejected++
+			}
+		}
+		out.Decisions[i] = dj
 	}
 	return out
 }
