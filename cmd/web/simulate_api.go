@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +186,11 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			return writeJSON(c, http.StatusOK, run.decide())
+			out, err := run.decide()
+			if err != nil {
+				return err
+			}
+			return writeJSON(c, http.StatusOK, out)
 		}
 		sim, spec, generated, err := req.simulation(maxArrivals)
 		if err != nil {
@@ -490,11 +492,26 @@ type tierSummaryJSON struct {
 }
 
 type policySummaryJSON struct {
-	Offered  int64              `json:"offered"`
-	Admitted int64              `json:"admitted"`
-	Rejected int64              `json:"rejected"`
-	Limits   []limitSummaryJSON `json:"limits"`
-	Tiers    []tierSummaryJSON  `json:"tiers"`
+	Offered        int64              `json:"offered"`
+	Admitted       int64              `json:"admitted"`
+	Rejected       int64              `json:"rejected"`
+	OfferedCost    int64              `json:"offered_cost"`
+	AdmittedCost   int64              `json:"admitted_cost"`
+	FirstRejection *float64           `json:"first_rejection"` // null when nothing was rejected
+	Limits         []limitSummaryJSON `json:"limits"`
+	Tiers          []tierSummaryJSON  `json:"tiers"`
+}
+
+// policyBinJSON is one bin of a policy run's series: RejectedBy counts
+// rejections by the limit named first, in the order of summary.limits;
+// Remaining is the first arrival's key's, -1 before its first request.
+type policyBinJSON struct {
+	Start      float64 `json:"start"`
+	Offered    int64   `json:"offered"`
+	Admitted   int64   `json:"admitted"`
+	Rejected   int64   `json:"rejected"`
+	RejectedBy []int64 `json:"rejected_by"`
+	Remaining  int64   `json:"remaining"`
 }
 
 type policySimulateResponse struct {
@@ -502,14 +519,17 @@ type policySimulateResponse struct {
 	Arrivals  []policyArrivalOut   `json:"arrivals,omitempty"` // the generated arrivals, when a pattern was given
 	Decisions []policyDecisionJSON `json:"decisions"`
 	Summary   policySummaryJSON    `json:"summary"`
+	Bin       float64              `json:"bin"`
+	Series    []policyBinJSON      `json:"series"`
 }
 
 // policyRun is a validated policy-form request: the policy's engine and
 // the requests in the order sent.
 type policyRun struct {
 	policy    policy.Policy
-	engine    *engine.Engine
+	engine    *engine.Engine // to look up tiers while checking
 	requests  []engine.Request
+	bin       time.Duration
 	generated bool
 }
 
@@ -580,9 +600,16 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 	for _, f := range []struct {
 		name  string
 		given bool
-	}{{"replicas", req.Replicas != nil}, {"window", req.Window != nil}, {"bin", req.Bin != nil}} {
+	}{{"replicas", req.Replicas != nil}, {"window", req.Window != nil}} {
 		if f.given {
-			probs = append(probs, fieldProblem{Field: f.name, Message: f.name + ": only with a limiter; a policy is simulated as one shared store without a time series"})
+			probs = append(probs, fieldProblem{Field: f.name, Message: f.name + ": only with a limiter; a policy is simulated as one shared store"})
+		}
+	}
+	if req.Bin != nil {
+		if p := secondsIn("bin", *req.Bin, 0.001, algorithms.MaxWindow.Seconds()); p != nil {
+			probs = append(probs, *p)
+		} else {
+			run.bin = fromSeconds(*req.Bin)
 		}
 	}
 	if req.Mix != nil && req.Pattern == nil {
@@ -791,18 +818,31 @@ func (m *mixJSON) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, 
 	return out
 }
 
-// decide runs the requests through the engine in time order (stably, as
-// the limiter form does) and answers in the order sent.
-func (run *policyRun) decide() policySimulateResponse {
-	e, qs := run.engine, run.requests
-	limits := e.Limits()
-	out := policySimulateResponse{Shadow: e.Shadow(), Decisions: make([]policyDecisionJSON, len(qs))}
-	sum := &out.Summary
-	sum.Limits = make([]limitSummaryJSON, len(limits))
-	for i, l := range limits {
-		sum.Limits[i] = limitSummaryJSON{Name: l.Name, Field: l.Field, Spec: l.Spec.String()}
+// decide runs the requests through the policy (engine.Simulate decides
+// them in time order, stably, as the limiter form does) and answers in the
+// order sent.
+func (run *policyRun) decide() (policySimulateResponse, error) {
+	qs := run.requests
+	res, err := engine.Simulate(run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: true})
+	if err != nil {
+		// Its errors name its own fields: bin, or requests (the arrivals).
+		if msg, ok := strings.CutPrefix(err.Error(), "bin: "); ok {
+			return policySimulateResponse{}, invalid("bin", "bin: %s; send a wider bin", msg)
+		}
+		return policySimulateResponse{}, invalid("arrivals", "arrivals: %s", strings.TrimPrefix(err.Error(), "requests: "))
 	}
-	sum.Tiers = make([]tierSummaryJSON, 1+len(run.policy.Tiers))
+	s := res.Summary
+	out := policySimulateResponse{Shadow: run.policy.Defaults.EffectiveMode() == policy.ModeShadow, Bin: toSeconds(res.Bin),
+		Decisions: make([]policyDecisionJSON, len(qs))}
+	sum := &out.Summary
+	*sum = policySummaryJSON{Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
+		Limits: make([]limitSummaryJSON, len(res.Limits)), Tiers: make([]tierSummaryJSON, 1+len(run.policy.Tiers))}
+	if s.FirstRejection >= 0 {
+		sum.FirstRejection = new(toSeconds(s.FirstRejection))
+	}
+	for i, l := range res.Limits {
+		sum.Limits[i] = limitSummaryJSON{Name: l.Name, Field: l.Field, Spec: l.Spec.String(), Checked: s.Checked[i], Rejected: s.RejectedBy[i]}
+	}
 	sum.Tiers[0] = tierSummaryJSON{Field: "defaults"}
 	for i, t := range run.policy.Tiers {
 		sum.Tiers[1+i] = tierSummaryJSON{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
@@ -813,34 +853,24 @@ func (run *policyRun) decide() policySimulateResponse {
 			out.Arrivals[i] = policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
 		}
 	}
-	order := make([]int, len(qs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(qs[a].At, qs[b].At) })
-	for _, i := range order {
-		a := e.Match(qs[i])
-		for _, l := range a.Limits[:a.N] {
-			sum.Limits[l].Checked++
-		}
-		d := e.Decide(qs[i])
+	for i, d := range res.Decisions {
 		dj := policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
 			RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
+		if d.Rejected >= 0 {
+			dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field
+		}
 		t := &sum.Tiers[d.Tier+1]
-		sum.Offered++
 		t.Offered++
 		if d.Allowed {
-			sum.Admitted++
 			t.Admitted++
 		} else {
-			sum.Rejected++
 			t.Rejected++
-			if d.Rejected >= 0 {
-				dj.Limit, dj.Field = limits[d.Rejected].Name, limits[d.Rejected].Field
-				sum.Limits[d.Rejected].Rejected++
-			}
 		}
 		out.Decisions[i] = dj
 	}
-	return out
+	out.Series = make([]policyBinJSON, len(res.Series))
+	for i, b := range res.Series {
+		out.Series[i] = policyBinJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: b.Remaining}
+	}
+	return out, nil
 }
