@@ -13,6 +13,7 @@ package chartset
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
@@ -59,7 +60,7 @@ func (e *PatternError) Error() string { return e.Message }
 func (e *PatternError) Unwrap() error { return e.Err }
 
 // Build simulates res's algorithms on pattern p and builds every chart, in
-// the designer's order (views.ChartSlugs). A pattern that generates no
+// the designer's order (views.AlgorithmChartSlugs). A pattern that generates no
 // requests or more than MaxArrivals, or that its Generate refuses, is a
 // *PatternError.
 func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
@@ -291,7 +292,24 @@ func Classes(p policy.Policy) []Class {
 }
 
 // PolicyCaption is the one-line caption of a policy's charts in
-// documentation: the policy's name and the traffic pattern.
+// documentation: the policy's name, its per-client limits (the first
+// three classes, then how many more) and global limit, and the traffic
+// pattern.
 func PolicyCaption(p policy.Policy, pattern algorithms.PatternName, info Info) string {
-	return fmt.Sprintf("policy %s · pattern %s, %d requests", p.Metadata.Name, pattern, info.Arrivals)
+	var parts []string
+	classes := Classes(p)
+	for i, c := range classes {
+		if i == maxCaptionClasses {
+			parts = append(parts, fmt.Sprintf("%d more tiers", len(classes)-i))
+			break
+		}
+		parts = append(parts, c.Name)
+	}
+	if g := p.Global.Limit; g.Algorithm != "" {
+		parts = append(parts, "global: "+g.String())
+	}
+	return fmt.Sprintf("policy %s · %s · pattern %s, %d requests", p.Metadata.Name, strings.Join(parts, "; "), pattern, info.Arrivals)
 }
+
+// maxCaptionClasses is how many classes of clients a caption names.
+const maxCaptionClasses = 3

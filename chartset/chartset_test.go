@@ -27,12 +27,12 @@ func TestBuildOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(charts) != len(views.ChartSlugs) {
-		t.Fatalf("%d charts, want %d", len(charts), len(views.ChartSlugs))
+	if len(charts) != len(views.AlgorithmChartSlugs) {
+		t.Fatalf("%d charts, want %d", len(charts), len(views.AlgorithmChartSlugs))
 	}
 	for i, c := range charts {
-		if views.ChartSlug(c.ID) != views.ChartSlugs[i] {
-			t.Errorf("chart %d is %s, want %s", i, c.ID, views.ChartSlugs[i])
+		if views.ChartSlug(c.ID) != views.AlgorithmChartSlugs[i] {
+			t.Errorf("chart %d is %s, want %s", i, c.ID, views.AlgorithmChartSlugs[i])
 		}
 	}
 	traffic, err := p.Generate(MaxArrivals)

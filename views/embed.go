@@ -1,6 +1,9 @@
 package views
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // EmbedView is one chart alone, for an iframe in API documentation.
 type EmbedView struct {
@@ -15,11 +18,15 @@ type EmbedView struct {
 
 // ChartSlugs are the charts an embed URL can name, in the designer's
 // order: the chart ID without "chart-".
-var ChartSlugs = []string{"admitted", "rejected", "quota", "cumulative", "replicas", "retry-storm"}
+var ChartSlugs = slices.Concat(PolicyChartSlugs, AlgorithmChartSlugs)
 
 // PolicyChartSlugs are the charts of the policy's own limits
 // (PolicyCharts), by embed name.
 var PolicyChartSlugs = []string{"policy-admitted", "policy-rejected", "policy-cumulative"}
+
+// AlgorithmChartSlugs are the charts comparing the calculator's
+// algorithms (PatternCharts, ReplicaChart, RetryStormChart).
+var AlgorithmChartSlugs = []string{"admitted", "rejected", "quota", "cumulative", "replicas", "retry-storm"}
 
 // ChartSlug is a chart's name in embed URLs: its ID without "chart-".
 func ChartSlug(id string) string { return strings.TrimPrefix(id, "chart-") }

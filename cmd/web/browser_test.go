@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/views"
 )
 
 // chromiumPath is Debian's chromium, which .ci/run installs.
@@ -194,11 +195,11 @@ func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 }
 
 // chartsDrawn is the condition that every chart of the page has a canvas.
-const chartsDrawn = `(function () {
+var chartsDrawn = fmt.Sprintf(`(function () {
   var all = document.querySelectorAll("[data-chart-option]");
   var drawn = document.querySelectorAll("[data-chart-option][data-chart-drawn] canvas");
-  return all.length === 6 && drawn.length >= 6;
-})()`
+  return all.length === %d && drawn.length >= %d;
+})()`, len(views.ChartSlugs), len(views.ChartSlugs))
 
 // pageOptions reads every chart's option as the page carries it.
 const pageOptions = `Object.fromEntries(Array.from(document.querySelectorAll("[data-chart-option]"),

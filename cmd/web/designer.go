@@ -91,7 +91,15 @@ func (d *design) results() views.ResultsView {
 		rv.ChartsError = err.Error()
 		return rv
 	}
-	rv.Charts = charts
+	// The policy's own limits first: every tier, the endpoint and the
+	// global limits on the same traffic; then the calculator's algorithms
+	// side by side.
+	own, _, err := chartset.Policy(policy.FromSized(d.input, res), d.pattern)
+	if err != nil {
+		rv.ChartsError = err.Error()
+		return rv
+	}
+	rv.Charts = append(own, charts...)
 	return rv
 }
 

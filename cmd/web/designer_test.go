@@ -120,8 +120,8 @@ func TestEmptyQueryIsTheExampleDesign(t *testing.T) {
 	if n := doc.Find(`[data-testid="algorithms"] article`).Length(); n != 6 {
 		t.Errorf("algorithm cards: got %d, want 6", n)
 	}
-	if n := doc.Find("[data-chart-option]").Length(); n != 6 {
-		t.Errorf("charts: got %d, want 6", n)
+	if n := doc.Find("[data-chart-option]").Length(); n != len(views.ChartSlugs) {
+		t.Errorf("charts: got %d, want %d", n, len(views.ChartSlugs))
 	}
 	for _, id := range []string{"checks", "headers", "backoff", "share"} {
 		if testid(doc, id).Length() != 1 {
@@ -384,8 +384,8 @@ func TestChartOptionsMatchAnIndependentSimulation(t *testing.T) {
 	q := "capacity=2000&clients=200&p99=5&replicas=3&enforcement=local&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
 	doc, _ := getDoc(t, "/?"+q)
 	charts := pageCharts(t, doc)
-	if len(charts) != 6 {
-		t.Fatalf("charts: got %d, want 6", len(charts))
+	if len(charts) != len(views.ChartSlugs) {
+		t.Fatalf("charts: got %d, want %d", len(charts), len(views.ChartSlugs))
 	}
 
 	res, err := calc.Size(calc.Input{Capacity: 2000, Clients: 200, P99: 5, Replicas: 3, Enforcement: calc.Local})
@@ -520,6 +520,49 @@ func BenchmarkDesignerRecompute(b *testing.B) {
 		v := designerView("")
 		if len(v.Results.Charts) != 6 {
 			b.Fatal("no charts")
+		}
+	}
+}
+
+// TestPolicyChartsShowEveryTier: the designer's own-policy charts have a
+// line for every tier with its limit, and each line is what that tier's
+// limit alone admits on the pattern (algorithms.Simulate, the
+// single-limiter harness, run here), since the global limit at the usable
+// rate is far from binding for 300 requests.
+func TestPolicyChartsShowEveryTier(t *testing.T) {
+	q := "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
+	doc, _ := getDoc(t, "/?"+q)
+	charts := pageCharts(t, doc)
+	res, err := calc.Size(calc.Input{Capacity: 2000, P99: 5, Tiers: []calc.TierInput{
+		{Name: "free", Clients: 180}, {Name: "paid", Clients: 20, Multiplier: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	p.Count, p.Idle = 300, 2*time.Second
+	tr, err := p.Generate(1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tier := range []string{"free", "paid"} {
+		spec := res.Tiers[i].Spec(algorithms.NameTokenBucket)
+		name := "tier " + tier + ": " + spec.String()
+		sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: spec}}, Traffic: tr, Until: 4 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adm := seriesValues(t, charts[views.ChartPolicyAdmitted], name)
+		cum := seriesValues(t, charts[views.ChartPolicyCumulative], name)
+		total := 0.0
+		for j, b := range sim.Lanes[0].Series {
+			total += float64(b.Admitted)
+			if adm[j] != float64(b.Admitted) || cum[j] != total {
+				t.Fatalf("%s bin %d: page %g (so far %g), limit alone %d (so far %g)", name, j, adm[j], cum[j], b.Admitted, total)
+			}
+		}
+		// Each tier admits its burst of the 300 at once, or all of them.
+		if want := float64(min(spec.Burst, 300)); cum[len(cum)-1] != want {
+			t.Errorf("%s admits %g in all, want %g", name, cum[len(cum)-1], want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -76,24 +77,31 @@ func handleEmbed(c echo.Context) error {
 		return fmt.Errorf("designer made no %s chart", slug)
 	}
 	if svg {
-		body, err := views.RenderSVG(rv.Charts[i], views.SVGOptions{Theme: views.Theme(theme), Subtitle: policyLine(rv)})
+		body, err := views.RenderSVG(rv.Charts[i], views.SVGOptions{Theme: views.Theme(theme), Subtitle: policyLine(d, rv, slug)})
 		if err != nil {
 			return fmt.Errorf("render %s.svg: %w", slug, err)
 		}
 		return cacheable(c, "image/svg+xml", body)
 	}
 	var buf bytes.Buffer
-	v := views.EmbedView{Chart: rv.Charts[i], Theme: theme, Policy: policyLine(rv), DesignURL: "/?" + rv.Query}
+	v := views.EmbedView{Chart: rv.Charts[i], Theme: theme, Policy: policyLine(d, rv, slug), DesignURL: "/?" + rv.Query}
 	if err := views.EmbedPage(v).Render(c.Request().Context(), &buf); err != nil {
 		return fmt.Errorf("render embed: %w", err)
 	}
 	return cacheable(c, "text/html; charset=utf-8", buf.Bytes())
 }
 
-// policyLine is the one-line caption of a design's chart
-// (chartset.Caption).
-func policyLine(rv views.ResultsView) string {
-	return chartset.Caption(*rv.Result, algorithms.PatternName(rv.Pattern.Name), chartset.Info{Arrivals: rv.Pattern.Arrivals})
+// policyLine is the one-line caption of a design's chart: the policy and
+// the pattern for the policy's own charts (chartset.PolicyCaption, as
+// ratelab-docs writes it), the per-client limit and the pattern for the
+// calculator's (chartset.Caption).
+func policyLine(d *design, rv views.ResultsView, slug string) string {
+	info := chartset.Info{Arrivals: rv.Pattern.Arrivals}
+	name := algorithms.PatternName(rv.Pattern.Name)
+	if slices.Contains(views.PolicyChartSlugs, slug) {
+		return chartset.PolicyCaption(policy.FromSized(d.input, *rv.Result), name, info)
+	}
+	return chartset.Caption(*rv.Result, name, info)
 }
 
 // cacheable writes body with embedCache and a strong ETag (a hash of the

@@ -127,7 +127,7 @@ func TestEmbedRefusals(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"/embed/pie?" + embedDesign, http.StatusNotFound, "the charts are admitted, rejected"},
+		{"/embed/pie?" + embedDesign, http.StatusNotFound, "the charts are policy-admitted, policy-rejected"},
 		{"/embed/admitted?capacity=-5&clients=3", http.StatusUnprocessableEntity, "capacity"},
 		{"/embed/admitted?capacity=500&clients=20&pattern=steady&pattern.rate=-1", http.StatusUnprocessableEntity, "pattern.rate"},
 	}
