@@ -515,12 +515,20 @@ func TestQueryParser(t *testing.T) {
 // design: calc, six algorithms and the replica and retry-storm runs over
 // the pattern, and every chart option.
 func BenchmarkDesignerRecompute(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		v := designerView("")
-		if len(v.Results.Charts) != 6 {
-			b.Fatal("no charts")
-		}
+	for _, bc := range []struct{ name, query string }{
+		{"example", ""},
+		// The README's tiered example.
+		{"tiered", "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v := designerView(bc.query)
+				if len(v.Results.Charts) == 0 {
+					b.Fatal("no charts")
+				}
+			}
+		})
 	}
 }
 
