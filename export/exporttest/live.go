@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -96,4 +97,34 @@ func GlobalRouting(capacity func(n int64) algorithms.Spec) (policy.Policy, []Ste
 		Global:   policy.Global{Limit: capacity(2)},
 	}
 	return p, []Step{{Key: "a", Want: 200}, {Key: "b", Want: 200}, {Key: "c", Want: 429}}
+}
+
+// Expect checks the steps' statuses against package engine, the rule every
+// target must follow: a step whose Want is not what the engine decides for
+// p (the steps a millisecond apart, 200 admitted, the policy's status
+// rejected) fails the test, so a live check proves agreement with the
+// engine and not with a hand-written guess.
+func Expect(t *testing.T, p policy.Policy, steps []Step) {
+	t.Helper()
+	e, err := engine.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range steps {
+		method, path := st.Method, st.Path
+		if method == "" {
+			method = http.MethodGet
+		}
+		if path == "" {
+			path = "/"
+		}
+		d := e.Decide(engine.Request{At: time.Duration(i) * time.Millisecond, Key: st.Key, Tier: st.Tier, Method: method, Path: path})
+		want := http.StatusOK
+		if !d.Allowed && !d.Shadow {
+			want = p.Defaults.Response.Code()
+		}
+		if st.Want != want {
+			t.Errorf("step %d (%s %s, key %q, tier %q): the check wants %d, the engine decides %d", i, method, path, st.Key, st.Tier, st.Want, want)
+		}
+	}
 }

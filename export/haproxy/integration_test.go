@@ -417,6 +417,7 @@ func window(l int64) algorithms.Spec {
 // string match.
 func TestHAProxyEndpointLive(t *testing.T) {
 	p, steps := exporttest.EndpointRouting(window)
+	exporttest.Expect(t, p, steps)
 	addr, _ := upstream(t)
 	exporttest.Send(t, startHAProxy(t, p, addr), steps)
 }
@@ -425,6 +426,7 @@ func TestHAProxyEndpointLive(t *testing.T) {
 // per 10 s shared by three API keys.
 func TestHAProxyGlobalLive(t *testing.T) {
 	p, steps := exporttest.GlobalRouting(window)
+	exporttest.Expect(t, p, steps)
 	addr, _ := upstream(t)
 	exporttest.Send(t, startHAProxy(t, p, addr), steps)
 }

@@ -442,6 +442,7 @@ func slow(b int64) algorithms.Spec {
 // limit_req lines), and a request rejected by one zone is counted in none.
 func TestNginxEndpointLive(t *testing.T) {
 	p, steps := exporttest.EndpointRouting(slow)
+	exporttest.Expect(t, p, steps)
 	url, _ := startNginx(t, p, upstream(t))
 	exporttest.Send(t, url, steps)
 }
@@ -450,6 +451,7 @@ func TestNginxEndpointLive(t *testing.T) {
 // clients together: a bucket of 2 shared by three API keys.
 func TestNginxGlobalLive(t *testing.T) {
 	p, steps := exporttest.GlobalRouting(slow)
+	exporttest.Expect(t, p, steps)
 	url, _ := startNginx(t, p, upstream(t))
 	exporttest.Send(t, url, steps)
 }
