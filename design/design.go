@@ -149,6 +149,19 @@ func rowParam(key string) (row Row, index int, f *Field, ok bool) {
 	return Row(section), index, f, true
 }
 
+// Lookup is the field of a URL parameter and, for a row field, its row
+// index as the URL numbers it; ok is false for a parameter the design does
+// not have.
+func Lookup(param string) (f Field, index int, ok bool) {
+	if s, ok := scalars[param]; ok {
+		return *s, 0, true
+	}
+	if _, index, rf, ok := rowParam(param); ok {
+		return *rf, index, true
+	}
+	return Field{}, 0, false
+}
+
 func parse(q url.Values, example bool) *Design {
 	d := &Design{values: map[string]string{}}
 	given := false

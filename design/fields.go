@@ -94,6 +94,11 @@ func (f Field) Param(index int) string {
 	return string(f.Row) + "." + strconv.Itoa(index) + "." + f.Name
 }
 
+// param is the URL parameter of a row's field: "tiers.3.name".
+func (r Row) param(index int, name string) string {
+	return string(r) + "." + strconv.Itoa(index) + "." + name
+}
+
 // PolicyPath is the field's policy path in the row at policy position i.
 func (f Field) PolicyPath(i int) string {
 	return strings.Replace(f.Path, "[N]", "["+strconv.Itoa(i)+"]", 1)

@@ -112,7 +112,10 @@ func (d *Design) Resolve() *Resolved {
 
 	p := clonePolicy(d.p)
 	noProposal := "no proposal without clients; give the measurements (clients, p99) or pin a value"
-	if sizable(p) {
+	// With nothing pinned, what a limit without a proposal lacks is the
+	// design's client count, not a value per parameter.
+	lacksClients := !d.sizable() && !d.pinsAny()
+	if d.sizable() {
 		res, err := calc.Size(p.Design())
 		if err != nil {
 			var es calc.Errors
@@ -123,12 +126,16 @@ func (d *Design) Resolve() *Resolved {
 				name := d.calcName(e.Field)
 				add(name, fmt.Sprintf("%s: %s is out of range; want %s", name, e.Value, e.Want))
 			}
-			noProposal = "no proposal while the sizing has problems; fix them or pin a value"
+			// The sizing's problems explain every missing proposal.
+			noProposal = ""
 		} else {
 			r.Sizing = &res
 		}
 	}
 
+	// unresolved are the limits (by URL prefix) with a parameter that has
+	// no value; the policy check would only repeat that.
+	unresolved := map[string]bool{}
 	resolve := func(sc scope, pos, row int, label string, spec *algorithms.Spec, e limitEdit, sizes *calc.Sizes, floor float64) Limit {
 		prefix := sc.prefix
 		if sc.row != NoRow {
@@ -163,11 +170,17 @@ func (d *Design) Resolve() *Resolved {
 					pr.Field, alg, strings.Join(usedParams(alg), ", ")))
 				pr.Field = ""
 			default:
-				add(pr.Field, pr.Field+": "+noProposal)
+				switch {
+				case lacksClients:
+					add("clients", "clients: missing; the calculator needs the number of clients to propose the limits (or pin every limit parameter)")
+				case noProposal != "":
+					add(pr.Field, pr.Field+": "+noProposal)
+				}
 				pr.Field = ""
 			}
 			if pr.Field == "" {
 				pr.Field = prefix + "." + param
+				unresolved[prefix] = true
 			} else {
 				pr.Value = specParam(out, param)
 			}
@@ -226,6 +239,9 @@ func (d *Design) Resolve() *Resolved {
 
 	for _, e := range validate(p) {
 		name := d.policyName(e.Field)
+		if prefix, _, ok := cutLast(name); ok && unresolved[prefix] {
+			continue
+		}
 		msg := e.Message
 		if e.Hint != "" {
 			msg += "; " + e.Hint
@@ -255,6 +271,31 @@ func validate(p policy.Policy) policy.Errors {
 		return policy.Errors{{Message: err.Error()}}
 	}
 	return nil
+}
+
+// sizable reports whether the design is to be sized: its policy has a
+// client count, directly or on its tiers, or the URL gives one (a 0 typed
+// is then the calculator's to refuse).
+func (d *Design) sizable() bool {
+	if sizable(d.p) || d.values["clients"] != "" {
+		return true
+	}
+	for _, i := range d.tierAt {
+		if d.values[TierRow.param(i, "clients")] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// pinsAny reports whether any limit parameter is pinned.
+func (d *Design) pinsAny() bool {
+	for _, e := range append([]limitEdit{d.defaultEdit, d.globalEdit}, d.tierEdits...) {
+		if len(e.pinned) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sizable reports whether the calculator can size p: it has a client
@@ -476,6 +517,15 @@ func (d *Design) policyName(path string) string {
 		}
 	}
 	return ""
+}
+
+// cutLast splits a URL parameter at its last dot.
+func cutLast(name string) (before, after string, ok bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return name, "", false
+	}
+	return name[:i], name[i+1:], true
 }
 
 // parentPath is the path enclosing p: "a.b" for "a.b.c" and for "a.b[0]".
