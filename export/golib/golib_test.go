@@ -2,10 +2,15 @@ package golib_test
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/export/golib"
@@ -282,23 +287,7 @@ func TestEndToEnd(t *testing.T) {
 		status                  int
 		remaining, retryAfter   string
 	}{
-		{"GET", "/x", "a", "", 200, "2", ""},
-		{"GET", "/x", "a", "", 200, "1", ""},
-		{"GET", "/x", "a", "", 200, "0", ""},
-		{"GET", "/x", "a", "", 429, "0", "100"},
-		{"GET", "/heavy", "b", "", 200, "1", ""},
-		{"GET", "/heavy", "b", "", 429, "1", "100"},
-		{"GET", "/x", "b", "", 200, "0", ""},
-		{"GET", "/x", "c", "gold", 200, "4", ""},
-		{"GET", "/x", "c", "gold", 200, "3", ""},
-		{"GET", "/x", "c", "gold", 200, "2", ""},
-		{"GET", "/x", "c", "gold", 200, "1", ""},
-		{"GET", "/x", "c", "gold", 200, "0", ""},
-		{"GET", "/x", "c", "gold", 429, "0", "100"},
-		{"POST", "/orders", "d", "", 200, "0", ""},
-		{"POST", "/orders", "d", "", 429, "0", "100"},
-		{"GET", "/x", "d", "", 200, "1", ""},
-	}
+` + e2eStepsSource() + `	}
 	for i, s := range steps {
 		w := serve(h, s.method, s.path, s.key, s.tier)
 		if w.Code != s.status || w.Header().Get("X-RateLimit-Remaining") != s.remaining || w.Header().Get("Retry-After") != s.retryAfter {
@@ -312,4 +301,66 @@ func TestEndToEnd(t *testing.T) {
 	` + down + `
 }
 `
+}
+
+// e2eSteps are the requests of the generated end-to-end test and what each
+// must get: status, X-RateLimit-Remaining and Retry-After (seconds).
+// TestE2EStepsAreTheEngine checks them against package engine.
+var e2eSteps = []struct {
+	method, path, key, tier string
+	status                  int
+	remaining, retryAfter   string
+}{
+	{"GET", "/x", "a", "", 200, "2", ""},
+	{"GET", "/x", "a", "", 200, "1", ""},
+	{"GET", "/x", "a", "", 200, "0", ""},
+	{"GET", "/x", "a", "", 429, "0", "100"},
+	{"GET", "/heavy", "b", "", 200, "1", ""},
+	{"GET", "/heavy", "b", "", 429, "1", "100"},
+	{"GET", "/x", "b", "", 200, "0", ""},
+	{"GET", "/x", "c", "gold", 200, "4", ""},
+	{"GET", "/x", "c", "gold", 200, "3", ""},
+	{"GET", "/x", "c", "gold", 200, "2", ""},
+	{"GET", "/x", "c", "gold", 200, "1", ""},
+	{"GET", "/x", "c", "gold", 200, "0", ""},
+	{"GET", "/x", "c", "gold", 429, "0", "100"},
+	{"POST", "/orders", "d", "", 200, "0", ""},
+	{"POST", "/orders", "d", "", 429, "0", "100"},
+	{"GET", "/x", "d", "", 200, "1", ""},
+}
+
+// e2eStepsSource is e2eSteps as the rows of a Go composite literal.
+func e2eStepsSource() string {
+	var b strings.Builder
+	for _, st := range e2eSteps {
+		fmt.Fprintf(&b, "\t\t{%q, %q, %q, %q, %d, %q, %q},\n", st.method, st.path, st.key, st.tier, st.status, st.remaining, st.retryAfter)
+	}
+	return b.String()
+}
+
+// TestE2EStepsAreTheEngine: what the generated middleware must answer is
+// what the engine decides for the same policy, requests a millisecond
+// apart: the status, the fewest remaining, and Retry-After rounded up to
+// whole seconds.
+func TestE2EStepsAreTheEngine(t *testing.T) {
+	p, err := policy.Decode(strings.NewReader(e2ePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range e2eSteps {
+		d := e.Decide(engine.Request{At: time.Duration(i) * time.Millisecond, Key: st.key, Tier: st.tier, Method: st.method, Path: st.path})
+		status, retry := 200, ""
+		if !d.Allowed {
+			status = 429
+			retry = strconv.FormatInt(int64(math.Ceil(d.RetryAfter.Seconds())), 10)
+		}
+		if status != st.status || strconv.FormatInt(d.Remaining, 10) != st.remaining || retry != st.retryAfter {
+			t.Errorf("step %d (%s %s as %s): engine %d, remaining %d, Retry-After %q; the test wants %d, %q, %q",
+				i, st.method, st.path, st.key, status, d.Remaining, retry, st.status, st.remaining, st.retryAfter)
+		}
+	}
 }
