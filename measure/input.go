@@ -3,10 +3,10 @@ package measure
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/design"
 )
 
 // Input returns the calculator inputs the measurement fills, for the
@@ -100,34 +100,8 @@ func (r *Result) CalcEndpoints(n int) []calc.Endpoint {
 }
 
 // Query encodes the fields of in that a measurement fills as the
-// designer's query parameters (the design URL of cmd/web): clients, p50,
-// p95, p99, percentile_unit, peak, peak_seconds and
-// endpoints.<i>.method/path/cost. Zero fields are left out.
-func Query(in calc.Input) url.Values {
-	v := url.Values{}
-	num := func(name string, x float64) {
-		if x != 0 {
-			v.Set(name, strconv.FormatFloat(x, 'g', -1, 64))
-		}
-	}
-	if in.Clients != 0 {
-		v.Set("clients", strconv.Itoa(in.Clients))
-	}
-	num("p50", in.P50)
-	num("p95", in.P95)
-	num("p99", in.P99)
-	if in.PercentileUnit != "" {
-		v.Set("percentile_unit", string(in.PercentileUnit))
-	}
-	num("peak", in.Peak)
-	num("peak_seconds", in.PeakSeconds)
-	for i, e := range in.Endpoints {
-		p := "endpoints." + strconv.Itoa(i) + "."
-		v.Set(p+"method", e.Method)
-		v.Set(p+"path", e.Path)
-		if e.Cost != 0 {
-			v.Set(p+"cost", strconv.FormatInt(e.Cost, 10))
-		}
-	}
-	return v
-}
+// designer's query parameters (see package design): clients, p50, p95,
+// p99, percentile_unit, peak, peak_seconds and endpoints.<i>.method/path/
+// cost, and any other calculator field in that is set. Zero fields are left
+// out.
+func Query(in calc.Input) url.Values { return design.FromInput(in).Values() }
