@@ -205,6 +205,14 @@ func FuzzSimulateAPI(f *testing.F) {
 	f.Add(`{"limiter": {"algorithm": "sliding_window", "limit": 10, "window": 1}, "pattern": {"name": "window_boundary", "count": 10, "window": 1}, "replicas": {"count": 2, "balance": "random", "skew": [0, 0.5]}}`)
 	f.Add(`{"limiter": {"algorithm": "sliding_log", "limit": 3, "window": 60}, "arrivals": [{"at": 31622400, "cost": 3}, {"at": 0}], "bin": 0.001}`)
 	f.Add(`{"limiter": {"algorithm": "fixed_window", "limit": 1, "window": 1e-300}, "pattern": {"name": "retry_storm", "clients": 100000, "jitter": 1}}`)
+	pol := tieredPolicy("enforce")
+	f.Add(`{"policy": ` + pol + `, "arrivals": [{"at": 0, "key": "alice", "tier": "PAID", "method": "GET", "path": "/v1/reports/7"}, {"at": 0.5, "key": "bob"}]}`)
+	f.Add(`{"policy": ` + tieredPolicy("shadow") + `, "pattern": {"name": "poisson", "rate": 5, "duration": 10, "clients": 30},
+		"mix": {"tiers": [{"name": "paid", "share": 0.2}, {"name": "free", "share": 0.8}], "requests": [{"method": "GET", "path": "/v1/reports/1", "share": 1}]}, "seed": 3, "bin": 0.5}`)
+	f.Add(`{"policy": {"apiVersion": "ratelab/v1", "kind": "RateLimitPolicy", "metadata": {"name": "q"}, "service": {"capacity": 1},
+		"defaults": {"limit": {"algorithm": "leaky_bucket", "rate": 1e-6, "queue": 1000000000}}}, "arrivals": [{"at": 31622400, "key": "k"}, {"at": 0, "key": "k"}]}`)
+	f.Add(`{"policy": {"kind": "a", "kind": "b", "tiers": [[[[{}]]]]}, "limiter": {"algorithm": "gcra"}, "mix": {"tiers": [{"name": "x", "share": -1}]}}`)
+	f.Add(`{"policy": "apiVersion: ratelab/v1", "arrivals": [{"at": 0, "tier": "\u0000", "path": "/?"}]}`)
 	fuzzAPI(f, newServer(config{maxArrivals: 20_000}), "/api/v1/simulate")
 }
 
