@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -532,5 +533,52 @@ func TestSimulateAPIPolicyPatternMix(t *testing.T) {
 	}
 	if same {
 		t.Error("seeds 11 and 12 draw the same requests")
+	}
+}
+
+// TestSimulateAPIPolicyREADMEExample sends the README's policy example and
+// checks that the answer is the one the README shows (bin and series,
+// which it leaves out, aside).
+func TestSimulateAPIPolicyREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "Send `\"policy\"` instead of `\"limiter\"`")
+	if !ok {
+		t.Fatal("the README has no policy example")
+	}
+	block := func(lang string) string {
+		_, after, ok := strings.Cut(rest, "```"+lang+"\n")
+		body, tail, closed := strings.Cut(after, "```")
+		if !ok || !closed {
+			t.Fatalf("no ```%s block after the policy example", lang)
+		}
+		rest = tail
+		return body
+	}
+	_, body, ok := strings.Cut(block("http"), "\n\n")
+	if !ok {
+		t.Fatal("the README's request has no body")
+	}
+	want := block("json")
+	out := postTo(t, config{}, "/api/v1/simulate", body)
+	if out.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", out.Code, out.Body)
+	}
+	validate(t, openapiSchema(t, "SimulateResponse"), out.Body.Bytes())
+	var got, wantV map[string]any
+	if err := json.Unmarshal(out.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatalf("the README's response is not JSON: %v", err)
+	}
+	delete(got, "bin")
+	delete(got, "series")
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(wantV)
+	if !bytes.Equal(g, w) {
+		t.Errorf("the README's example answers\n%s\nnot what it shows:\n%s", g, w)
 	}
 }
