@@ -42,7 +42,7 @@ func ExampleFromPolicy() {
 	p.Metadata.Name = "orders"
 	p.Defaults.Mode = policy.ModeShadow
 	p.Tiers[0].Limit.Limit = 300 // below the proposal of 1200
-	p.Global.Limit.Burst = 300  // the largest per-client burst is now 300
+	p.Global.Limit.Burst = 300   // the largest per-client burst is now 300
 	d := design.FromPolicy(p, algorithms.DefaultPattern(algorithms.PatternIdleThenBurst))
 	fmt.Println(d.Query())
 	again, _ := d.Policy()
