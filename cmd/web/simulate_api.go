@@ -167,8 +167,9 @@ func paramProblem(prefix string, err error) fieldProblem {
 	return fieldProblem{Field: prefix, Message: err.Error()}
 }
 
-// handleSimulate answers POST /api/v1/simulate: the limiter's decision on
-// every arrival, in input order, with the run's summary and time series.
+// handleSimulate answers POST /api/v1/simulate: the limiter's, or the
+// whole policy's, decision on every arrival, in input order, with the run's
+// summary and time series.
 func handleSimulate(maxArrivals int) echo.HandlerFunc {
 	if maxArrivals <= 0 {
 		maxArrivals = defaultMaxArrivals
@@ -587,9 +588,13 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 		return i, i >= 0
 	}
 	notTier := func(field, name string) fieldProblem {
-		names := make([]string, len(run.policy.Tiers))
+		var names []string
 		for i, t := range run.policy.Tiers {
-			names[i] = strconv.Quote(t.Name)
+			if i == 10 {
+				names = append(names, "…")
+				break
+			}
+			names = append(names, clipQuote(t.Name))
 		}
 		want := "the policy has no tiers"
 		if len(names) > 0 {
@@ -597,13 +602,11 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 		}
 		return fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is not a tier of the policy; %s, or leave it out for the default limit", field, clipQuote(name), want)}
 	}
-	for _, f := range []struct {
-		name  string
-		given bool
-	}{{"replicas", req.Replicas != nil}, {"window", req.Window != nil}} {
-		if f.given {
-			probs = append(probs, fieldProblem{Field: f.name, Message: f.name + ": only with a limiter; a policy is simulated as one shared store"})
-		}
+	if req.Replicas != nil {
+		probs = append(probs, fieldProblem{Field: "replicas", Message: "replicas: only with a limiter; a policy's limits are simulated as one shared store"})
+	}
+	if req.Window != nil {
+		probs = append(probs, fieldProblem{Field: "window", Message: "window: only with a limiter; a policy's summary has no max_in_window"})
 	}
 	if req.Bin != nil {
 		if p := secondsIn("bin", *req.Bin, 0.001, algorithms.MaxWindow.Seconds()); p != nil {
