@@ -163,26 +163,20 @@ func (d *Design) Resolve() *Resolved {
 			switch {
 			case pr.Pinned:
 				copyParam(&out, edited, param)
+				pr.Value = specParam(out, param)
 			case sizes != nil:
 				copyParam(&out, prop, param)
+				pr.Value = specParam(out, param)
 			case sc.row == EndpointRow:
 				add(pr.Field, fmt.Sprintf("%s: missing; an endpoint limit has no proposal: give every parameter of %s (%s)",
 					pr.Field, alg, strings.Join(usedParams(alg), ", ")))
-				pr.Field = ""
-			default:
-				switch {
-				case lacksClients:
-					add("clients", "clients: missing; the calculator needs the number of clients to propose the limits (or pin every limit parameter)")
-				case noProposal != "":
-					add(pr.Field, pr.Field+": "+noProposal)
-				}
-				pr.Field = ""
+			case lacksClients:
+				add("clients", "clients: missing; the calculator needs the number of clients to propose the limits (or pin every limit parameter)")
+			case noProposal != "":
+				add(pr.Field, pr.Field+": "+noProposal)
 			}
-			if pr.Field == "" {
-				pr.Field = prefix + "." + param
+			if pr.Value == "" {
 				unresolved[prefix] = true
-			} else {
-				pr.Value = specParam(out, param)
 			}
 			if pr.Pinned && pr.Proposal != "" {
 				pr.Note = note(sc, param, pr.Value, pr.Proposal, compare(out, prop, param))
