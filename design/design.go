@@ -303,8 +303,8 @@ func (d *Design) message(param string) string {
 	return ""
 }
 
-// Problems are the problems found reading the URL, in form order of their
-// fields. Resolve adds those of the calculator and the policy.
+// Problems are the problems found reading the URL, in the order found.
+// Resolve adds those of the calculator, the limits and the policy check.
 func (d *Design) Problems() Problems { return slices.Clone(d.problems) }
 
 // Value is the value of a URL parameter as typed (trimmed), or "".
