@@ -13,6 +13,7 @@
 package apidocs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -139,7 +140,11 @@ func CountedPer(k policy.Key) string {
 // numbers of calc.HeadersAt: a rested client that used its allowance at
 // calc.DefaultMoment and sent one more.
 func example(p policy.Policy) (policy.Limit, calc.Response, error) {
-	l := p.Limits()[0]
+	limits := p.Limits()
+	if len(limits) == 0 {
+		return policy.Limit{Field: "defaults.limit"}, calc.Response{}, errors.New("the policy has no limit: there is nothing to document")
+	}
+	l := limits[0]
 	ex, err := calc.HeadersAt(l.Spec, calc.DefaultMoment(l.Spec))
 	if err != nil {
 		return l, calc.Response{}, err

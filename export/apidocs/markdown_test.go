@@ -2,6 +2,7 @@ package apidocs_test
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -265,5 +266,18 @@ func TestMarkdownShadowMode(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(enforced), []byte("### Expensive endpoints")) {
 		t.Error("public-api: no costs section")
+	}
+}
+
+// TestNoLimitIsAnError: a policy without any limit has nothing to
+// document; both targets say so instead of failing on an empty list.
+func TestNoLimitIsAnError(t *testing.T) {
+	p := policy.Policy{APIVersion: policy.APIVersion, Kind: policy.Kind, Metadata: policy.Metadata{Name: "none"}, Service: policy.Service{Capacity: 10}}
+	for _, target := range []export.Target{apidocs.Markdown, apidocs.OpenAPI} {
+		_, err := target.Render(p, export.Options{})
+		var xe *export.Error
+		if !errors.As(err, &xe) || xe.Field != "defaults.limit" {
+			t.Errorf("%s: %v, want an export error on defaults.limit", target.Name, err)
+		}
 	}
 }
