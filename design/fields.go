@@ -760,3 +760,7 @@ func withRow(r Row, f Field) Field {
 
 // defaultName is the policy's name when the URL gives none.
 const defaultName = "design"
+
+// PatternValue is the pattern parameter param of p as the URL spells it
+// (durations in seconds).
+func PatternValue(p algorithms.Pattern, param string) string { return patternValue(p, param) }

@@ -529,3 +529,8 @@ func parentPath(p string) string {
 	}
 	return ""
 }
+
+// ParamOf is the URL parameter of the field at a policy path
+// ("tiers[1].match.path" → "tiers.3.path"), for messages about the
+// resolved policy (an export's); "" when no field holds it.
+func (d *Design) ParamOf(path string) string { return d.policyName(path) }

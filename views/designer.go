@@ -96,6 +96,17 @@ type Field struct {
 	// Numeric asks for a decimal keyboard; inputs stay type="text" so any
 	// typed value survives the round trip and gets its message.
 	Numeric bool
+	// Note says where a pinned limit parameter departs from the
+	// calculator's proposal; shown where Error would be, when there is
+	// no error.
+	Note string
+	// LimitParam is the limit parameter the field sets ("algorithm",
+	// "rate", "burst", "queue", "limit", "window"), "" for other fields;
+	// the style sheet shows only the parameters of the chosen algorithm.
+	LimitParam string
+	// Reload asks for the whole form again when the value changes (an
+	// algorithm: the parameters and their proposals change with it).
+	Reload bool
 }
 
 // Messages lists every element that shows a message, fields and
@@ -131,9 +142,12 @@ func (f Field) DescribedBy() string {
 	return f.MessageID()
 }
 
-// Option is one choice of a select field.
+// Option is one choice of a select field. Means, for an algorithm, is the
+// algorithm it stands for (a blank option's is the default one), for the
+// style sheet to show that algorithm's parameters.
 type Option struct {
 	Value, Label string
+	Means        string
 }
 
 // Problem is one thing wrong with the design, by query parameter, with a
@@ -147,10 +161,14 @@ type Problem struct {
 // ResultsView is everything below the form; the page and the htmx fragment
 // render it with the same component.
 type ResultsView struct {
-	// Problems lists every bad field; with any, Result is nil and no
-	// numbers are shown.
+	// Problems lists every bad field; with any, Policy and Result are nil
+	// and no numbers are shown.
 	Problems []Problem
-	Result   *calc.Result
+	// Policy is the design's policy, limit by limit.
+	Policy *PolicyView
+	// Result is the calculator's sizing; nil for a design without
+	// measurements (an imported policy without sizing).
+	Result *calc.Result
 	Pattern  PatternView
 	// ChartsError says why there are no charts (a bad pattern) when the
 	// design itself is fine.
@@ -306,4 +324,49 @@ func numberNames(n map[string]float64) []string {
 		out = append(out, k+" = "+Num(n[k]))
 	}
 	return out
+}
+
+// PolicyView is the design's own policy: each limit as it will be
+// enforced, with the calculator's proposal and where a pinned parameter
+// departs from it, and what the policy's lint finds.
+type PolicyView struct {
+	Name     string
+	Mode     string
+	Limits   []LimitView
+	Findings []Finding
+}
+
+// LimitView is one limit of the policy. Spec is the limit as resolved
+// ("gcra(rate=20/s, burst=200)"), "" for a tier that inherits the default
+// limit (Inherits) and a limit left out; Proposal the calculator's, "" when
+// there is none.
+type LimitView struct {
+	Label, Field   string
+	Spec, Proposal string
+	Inherits       bool
+	Params         []LimitParamView
+}
+
+// Pinned reports whether any parameter of the limit is pinned.
+func (l LimitView) Pinned() bool {
+	for _, p := range l.Params {
+		if p.Pinned {
+			return true
+		}
+	}
+	return false
+}
+
+// LimitParamView is one parameter of a limit: its value, the proposal,
+// whether the user pinned it, and the note when a pin departs from the
+// proposal. Field is its URL parameter, whose input the page links to.
+type LimitParamView struct {
+	Name, Value, Proposal string
+	Pinned                bool
+	Note, Reason, Field   string
+}
+
+// Finding is one lint finding of the policy.
+type Finding struct {
+	Severity, ID, Field, Message, Fix string
 }

@@ -395,8 +395,11 @@ func TestBrowserDesignerWithoutJavaScript(t *testing.T) {
 	}
 
 	// Paste a policy into the import form and submit it: the designer
-	// shows the policy's design.
-	pasted := "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: pasted}\nservice: {capacity: 3000}\nsizing: {clients: 30, p99: 4}\n"
+	// shows the policy's design, its own algorithm included; its numbers
+	// are the calculator's proposal (p99 4 × margin 2 = 8/s, 10 s of it
+	// as burst), so they are not pinned, and it has no global limit.
+	pasted := "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: pasted}\nservice: {capacity: 3000}\n" +
+		"defaults: {limit: {algorithm: gcra, rate: 8, burst: 80}}\nsizing: {clients: 30, p99: 4}\n"
 	s.do(t, ctx, "paste a policy", chromedp.SendKeys(chromedp.ID("import-yaml"), pasted))
 	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`[data-testid="import-submit"]`)))); err != nil {
 		t.Fatalf("import: %v", err)
@@ -405,10 +408,14 @@ func TestBrowserDesignerWithoutJavaScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := s.srv.URL + "/?capacity=3000&clients=30&p99=4"; loc != want {
+	if want := s.srv.URL + "/?name=pasted&capacity=3000&clients=30&p99=4&limit.algorithm=gcra&global.limit.algorithm=none"; loc != want {
 		t.Errorf("after the import: at %s, want %s", loc, want)
 	}
-	if got := doc().Find(`#f-capacity`).AttrOr("value", ""); got != "3000" {
+	d = doc()
+	if got := d.Find(`#f-capacity`).AttrOr("value", ""); got != "3000" {
 		t.Errorf("capacity after the import: got %q, want 3000", got)
+	}
+	if got := d.Find(`#f-limit-algorithm option[selected]`).AttrOr("value", ""); got != "gcra" {
+		t.Errorf("default limit's algorithm after the import: got %q, want gcra", got)
 	}
 }

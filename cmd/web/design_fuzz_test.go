@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"net/url"
 	"testing"
 
-	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/policy"
 )
 
 // FuzzDesignQuery holds the query parser to its promises on any query
@@ -29,14 +29,12 @@ func FuzzDesignQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		d := parseDesignQuery(raw)
-		if _, err := calc.Size(d.input); err != nil {
-			d.calcProblems(err)
-		}
+		d.results()
 		onForm := map[string]bool{}
 		for _, fl := range d.form().Messages() {
 			onForm[fl.Name] = true
 		}
-		for _, p := range d.problems {
+		for _, p := range d.problems() {
 			if p.Message == "" {
 				t.Errorf("problem on %q without a message", p.Field)
 			}
@@ -46,21 +44,30 @@ func FuzzDesignQuery(f *testing.F) {
 		}
 
 		canon := d.query()
-		q, err := url.ParseQuery(canon)
-		if err != nil {
-			t.Fatalf("canonical query %q does not parse: %v", canon, err)
-		}
-		again := parseDesign(q)
+		again := parseDesignQuery(canon)
 		if got := again.query(); got != canon {
 			t.Errorf("canonical query is not stable:\n%q\n%q", canon, got)
 		}
-		a, _ := json.Marshal(d.input)
-		b, _ := json.Marshal(again.input)
+		a, _ := json.Marshal(d.d.Input())
+		b, _ := json.Marshal(again.d.Input())
 		if string(a) != string(b) {
 			t.Errorf("canonical query reads as another input:\n%s\n%s", a, b)
 		}
-		if d.patternOK != again.patternOK || d.pattern != again.pattern {
-			t.Errorf("canonical query reads as another pattern: %+v, %+v", d.pattern, again.pattern)
+		pa, oka := d.pattern()
+		pb, okb := again.pattern()
+		if oka != okb || pa != pb {
+			t.Errorf("canonical query reads as another pattern: %+v, %+v", pa, pb)
+		}
+		p1, e1 := d.policy()
+		p2, e2 := again.policy()
+		if (e1 == nil) != (e2 == nil) {
+			t.Fatalf("canonical query has problems %v, the query %v", e2, e1)
+		}
+		if e1 == nil {
+			var a, b bytes.Buffer
+			if policy.Encode(&a, p1) != nil || policy.Encode(&b, p2) != nil || a.String() != b.String() {
+				t.Errorf("canonical query reads as another policy:\n%s\n%s", a.String(), b.String())
+			}
 		}
 	})
 }

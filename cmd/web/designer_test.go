@@ -89,9 +89,9 @@ func TestDesignURLRoundTrips(t *testing.T) {
 	if got := u.Query(); !equalValues(got, fullDesign) {
 		t.Errorf("canonical query %q differs from the design", u.RawQuery)
 	}
-	want, _ := calc.Size(parseDesign(fullDesign).input)
-	again := parseDesign(u.Query())
-	got, err := calc.Size(again.input)
+	want, _ := calc.Size(parseDesignQuery(fullDesign.Encode()).d.Input())
+	again := parseDesignQuery(u.RawQuery)
+	got, err := calc.Size(again.d.Input())
 	if err != nil || got.Rate != want.Rate || got.Burst != want.Burst || len(got.Tiers) != 2 {
 		t.Errorf("the canonical URL sizes differently: %v", err)
 	}
@@ -479,35 +479,33 @@ func TestChartOptionsMatchAnIndependentSimulation(t *testing.T) {
 	}
 }
 
-// TestQueryParser covers the format's corners.
+// TestQueryParser covers the format's corners as the server reads them.
 func TestQueryParser(t *testing.T) {
-	d := parseDesign(url.Values{
-		"capacity": {" 1e3 "}, "clients": {"1000.0"}, "headroom": {"0"},
+	q := url.Values{
+		"capacity": {" 1e3 "}, "clients": {"10.0"}, "headroom": {"0"},
 		"tiers.2.name": {"b"}, "tiers.2.clients": {"5"}, "tiers.0.name": {"a"}, "tiers.0.clients": {"5"},
 		"tiers.1.name": {""}, "tiers.007.name": {"ignored"}, "tiers.x.name": {"ignored"},
 		"pattern": {"steady"}, "pattern.idle": {"junk"}, // steady does not read idle
-	})
-	if len(d.problems) != 0 {
-		t.Fatalf("problems: %v", d.problems)
 	}
-	if d.input.Capacity != 1000 || d.input.Clients != 1000 || d.input.Headroom == nil || *d.input.Headroom != 0 {
-		t.Errorf("input: %+v", d.input)
+	d := parseDesignQuery(q.Encode())
+	if probs := d.problems(); len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
 	}
-	if len(d.input.Tiers) != 2 || d.input.Tiers[0].Name != "a" || d.input.Tiers[1].Name != "b" {
-		t.Errorf("tiers: %+v", d.input.Tiers)
+	in := d.d.Input()
+	if in.Capacity != 1000 || in.Clients != 10 || in.Headroom == nil || *in.Headroom != 0 {
+		t.Errorf("input: %+v", in)
 	}
-	if got := d.queryName("tiers[1].clients"); got != "tiers.2.clients" {
-		t.Errorf("queryName: got %q, want tiers.2.clients", got)
+	if len(in.Tiers) != 2 || in.Tiers[0].Name != "a" || in.Tiers[1].Name != "b" {
+		t.Errorf("tiers: %+v", in.Tiers)
 	}
-	if fmt.Sprint(d.tierRows) != "[0 1 2]" {
-		t.Errorf("rows: %v", d.tierRows)
+	if got := d.d.ParamOf("tiers[1].clients"); got != "tiers.2.clients" {
+		t.Errorf("ParamOf: got %q, want tiers.2.clients", got)
 	}
-	if got := d.query(); got != "capacity=+1e3+&clients=1000.0&headroom=0&tiers.0.name=a&tiers.0.clients=5&tiers.2.name=b&tiers.2.clients=5&pattern=steady&pattern.idle=junk" &&
-		got != "capacity=+1e3+&headroom=0&clients=1000.0&tiers.0.name=a&tiers.0.clients=5&tiers.2.name=b&tiers.2.clients=5&pattern=steady&pattern.idle=junk" {
+	if got := d.query(); got != "capacity=1e3&headroom=0&clients=10.0&tiers.0.name=a&tiers.0.clients=5&tiers.2.name=b&tiers.2.clients=5&pattern=steady&pattern.idle=junk" {
 		t.Errorf("query: %q", got)
 	}
-	if !d.patternOK || d.pattern.Name != algorithms.PatternSteady || d.pattern.Rate != algorithms.DefaultPattern(algorithms.PatternSteady).Rate {
-		t.Errorf("pattern: %+v", d.pattern)
+	if p, ok := d.pattern(); !ok || p.Name != algorithms.PatternSteady || p.Rate != algorithms.DefaultPattern(algorithms.PatternSteady).Rate {
+		t.Errorf("pattern: %+v", p)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
-	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -95,11 +94,12 @@ func handleEmbed(c echo.Context) error {
 // the pattern for the policy's own charts (chartset.PolicyCaption, as
 // ratelab-docs writes it), the per-client limit and the pattern for the
 // calculator's (chartset.Caption).
-func policyLine(d *design, rv views.ResultsView, slug string) string {
+func policyLine(d *designPage, rv views.ResultsView, slug string) string {
 	info := chartset.Info{Arrivals: rv.Pattern.Arrivals}
 	name := algorithms.PatternName(rv.Pattern.Name)
-	if slices.Contains(views.PolicyChartSlugs, slug) {
-		return chartset.PolicyCaption(policy.FromSized(d.input, *rv.Result), name, info)
+	if slices.Contains(views.PolicyChartSlugs, slug) || rv.Result == nil {
+		p, _ := d.policy()
+		return chartset.PolicyCaption(p, name, info)
 	}
 	return chartset.Caption(*rv.Result, name, info)
 }

@@ -51,10 +51,10 @@ func exportOptions(q url.Values) export.Options {
 // exportDesign parses the design in the request's query as the designer
 // does, and its export options; a design the page would refuse is an
 // invalidRequest naming the URL's parameters.
-func exportDesign(c echo.Context) (*design, policy.Policy, export.Options, error) {
+func exportDesign(c echo.Context) (*designPage, policy.Policy, export.Options, error) {
 	raw := c.Request().URL.RawQuery
 	d := parseDesignQuery(raw)
-	p, probs := exportPolicy(d)
+	p, probs := d.policy()
 	if len(probs) > 0 {
 		return nil, policy.Policy{}, export.Options{}, &invalidRequest{problems: probs}
 	}
@@ -65,7 +65,7 @@ func exportDesign(c echo.Context) (*design, policy.Policy, export.Options, error
 // exportFailure turns an *export.Error into a 422 on the URL parameter it
 // names: a tier name or path on the design's row, an option on its
 // export.* parameter.
-func exportFailure(d *design, err error) error {
+func exportFailure(d *designPage, err error) error {
 	var xe *export.Error
 	if !errors.As(err, &xe) {
 		return err
@@ -73,8 +73,9 @@ func exportFailure(d *design, err error) error {
 	field := xe.Field
 	switch {
 	case strings.HasPrefix(field, "tiers[") || strings.HasPrefix(field, "endpoints["):
-		field = strings.TrimSuffix(strings.Replace(field, ".match.path", ".path", 1), ".match.method")
-		field = d.queryName(field)
+		if name := d.d.ParamOf(field); name != "" {
+			field = name
+		}
 	case field != "":
 		field = "export." + field
 	}

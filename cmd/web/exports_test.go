@@ -20,8 +20,7 @@ import (
 // the way the server parses it.
 func designPolicy(t *testing.T, query string) policy.Policy {
 	t.Helper()
-	d := parseDesignQuery(query)
-	p, probs := exportPolicy(d)
+	p, probs := parseDesignQuery(query).policy()
 	if len(probs) > 0 {
 		t.Fatalf("design %s has problems: %v", query, probs)
 	}

@@ -256,7 +256,7 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		d := parseDesignQuery(u.design)
 		var replay *shadow.Replayer
 		shadowErr := ""
-		if p, probs := exportPolicy(d); len(probs) > 0 {
+		if p, probs := d.policy(); len(probs) > 0 {
 			shadowErr = "No replay: the design has problems (" + (&invalidRequest{problems: probs}).Error() + "). Fix them in the designer, then measure again."
 		} else if replay, err = shadow.New(p, shadow.Options{Tiers: u.tiers}); err != nil {
 			shadowErr = "No replay: " + err.Error()
@@ -317,7 +317,7 @@ func handleRejections(cfg config) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, strings.Join(msgs, "; "))
 		}
 		d := parseDesignQuery(u.design)
-		p, probs := exportPolicy(d)
+		p, probs := d.policy()
 		if len(probs) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
 		}
@@ -362,7 +362,7 @@ func orDefaults(cfg config) (int64, time.Duration) {
 
 // measureResult formats a measurement, with the designer link that puts
 // its percentiles into the design.
-func measureResult(res *measure.Result, design string, d *design) *views.MeasureResult {
+func measureResult(res *measure.Result, design string, d *designPage) *views.MeasureResult {
 	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
 	r := &views.MeasureResult{
 		Lines: res.Lines, Requests: res.Requests, NoKey: res.NoKey, Clients: res.Clients,
@@ -398,7 +398,7 @@ func measureResult(res *measure.Result, design string, d *design) *views.Measure
 	}
 	q := mustParse(design)
 	for k, vs := range measure.Query(in) {
-		if k == "clients" && len(d.input.Tiers) > 0 {
+		if k == "clients" && len(d.d.Input().Tiers) > 0 {
 			continue // the tiers' clients stand; the design keeps them
 		}
 		q[k] = vs

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/measure"
-	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/shadow"
 )
 
@@ -103,8 +102,8 @@ func TestMeasureUpload(t *testing.T) {
 	}
 
 	// The replay is shadow.Replay over the same records.
-	d := parseDesignQuery(measureDesign)
-	want, err := shadow.New(policy.FromDesign(d.input), shadow.Options{})
+	dp, _ := parseDesignQuery(measureDesign).policy()
+	want, err := shadow.New(dp, shadow.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +151,8 @@ func TestMeasureRejectionsCSV(t *testing.T) {
 		t.Fatalf("status %d, type %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
 	var want bytes.Buffer
-	d := parseDesignQuery(measureDesign)
-	r, _ := shadow.New(policy.FromDesign(d.input), shadow.Options{Rejections: &want})
+	dp, _ := parseDesignQuery(measureDesign).policy()
+	r, _ := shadow.New(dp, shadow.Options{Rejections: &want})
 	measure.Measure(context.Background(), strings.NewReader(log), accesslog.Config{}, measure.Options{
 		Each: r.AddRecord,
 	})

@@ -7,14 +7,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
@@ -40,8 +38,7 @@ func handleSchema(c echo.Context) error {
 // the URL's parameter names; the chart pattern is not part of a policy, so
 // its problems do not count.
 func handleExport(c echo.Context) error {
-	d := parseDesignQuery(c.Request().URL.RawQuery)
-	p, probs := exportPolicy(d)
+	p, probs := parseDesignQuery(c.Request().URL.RawQuery).policy()
 	if len(probs) > 0 {
 		return &invalidRequest{problems: probs}
 	}
@@ -52,34 +49,6 @@ func handleExport(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderContentDisposition,
 		fmt.Sprintf("attachment; filename=%q", policyFilename(p.Metadata.Name)))
 	return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", buf.Bytes())
-}
-
-// exportPolicy is the design as a policy, sized once, or the problems
-// that keep it from export: those the page shows instead of results, and
-// text that is not UTF-8, which a YAML file cannot hold as it is.
-func exportPolicy(d *design) (policy.Policy, []fieldProblem) {
-	res, err := calc.Size(d.input)
-	if err != nil {
-		d.calcProblems(err)
-	}
-	for i, t := range d.input.Tiers {
-		notUTF8(d, rowName("tiers", d.tierAt[i], "name"), t.Name)
-	}
-	for i, e := range d.input.Endpoints {
-		notUTF8(d, rowName("endpoints", d.endpointAt[i], "method"), e.Method)
-		notUTF8(d, rowName("endpoints", d.endpointAt[i], "path"), e.Path)
-	}
-	if probs := d.designProblems(); len(probs) > 0 {
-		return policy.Policy{}, probs
-	}
-	return policy.FromSized(d.input, res), nil
-}
-
-// notUTF8 records a problem on param when its value s is not UTF-8.
-func notUTF8(d *design, param, s string) {
-	if !utf8.ValidString(s) {
-		d.problem(param, fmt.Sprintf("%s: %s is not UTF-8 text; a policy file holds only UTF-8", param, quote(s)))
-	}
 }
 
 // policyFilename is the download name of a policy: its metadata name with
@@ -208,7 +177,7 @@ func handleImport(c echo.Context) error {
 	} else if p, err := policy.Decode(bytes.NewReader(data)); err != nil {
 		errs = decodeErrors(err)
 	} else {
-		return c.Redirect(http.StatusSeeOther, designerPath+"?"+designQuery(p.Design()))
+		return c.Redirect(http.StatusSeeOther, designerPath+"?"+design.FromPolicy(p, algorithms.Pattern{}).Query())
 	}
 
 	v := designerView("")
@@ -221,61 +190,3 @@ func handleImport(c echo.Context) error {
 	return render(c, http.StatusUnprocessableEntity, views.Designer(v))
 }
 
-// designQuery is the designer's canonical query string of in: the query
-// that parses to in, as the page's own links spell it. Zero values are
-// left out (blank means the same to the parser), pointers are given when
-// set, numbers in their shortest exact decimal form.
-func designQuery(in calc.Input) string {
-	q := url.Values{}
-	num := func(key string, x float64) {
-		if x != 0 {
-			q.Set(key, formatNum(x))
-		}
-	}
-	ptr := func(key string, x *float64) {
-		if x != nil {
-			q.Set(key, formatNum(*x))
-		}
-	}
-	str := func(key, s string) {
-		if s != "" {
-			q.Set(key, s)
-		}
-	}
-	num("capacity", in.Capacity)
-	ptr("headroom", in.Headroom)
-	num("replicas", float64(in.Replicas))
-	str("enforcement", string(in.Enforcement))
-	num("clients", float64(in.Clients))
-	num("p50", in.P50)
-	num("p95", in.P95)
-	num("p99", in.P99)
-	str("percentile_unit", string(in.PercentileUnit))
-	num("margin", in.Margin)
-	num("peak", in.Peak)
-	num("peak_seconds", in.PeakSeconds)
-	num("window", in.Window)
-	ptr("max_delay", in.MaxDelay)
-	for i, t := range in.Tiers {
-		str(rowName("tiers", i, "name"), t.Name)
-		num(rowName("tiers", i, "clients"), float64(t.Clients))
-		num(rowName("tiers", i, "multiplier"), t.Multiplier)
-	}
-	for i, e := range in.Endpoints {
-		str(rowName("endpoints", i, "method"), e.Method)
-		str(rowName("endpoints", i, "path"), e.Path)
-		num(rowName("endpoints", i, "cost"), float64(e.Cost))
-	}
-	num("retry.base", in.Retry.Base)
-	num("retry.factor", in.Retry.Factor)
-	num("retry.cap", in.Retry.Cap)
-	num("retry.attempts", float64(in.Retry.Attempts))
-	ptr("retry.jitter", in.Retry.Jitter)
-	return parseDesign(q).query()
-}
-
-// formatNum is x as the design URL spells numbers: the shortest decimal
-// that parses back to x, without an exponent.
-func formatNum(x float64) string {
-	return strconv.FormatFloat(x, 'f', -1, 64)
-}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -66,8 +68,12 @@ func TestCanonicalQueryIsTheRoundTripDesign(t *testing.T) {
 	if got := parseDesignQuery(roundTripDesign).query(); got != roundTripDesign {
 		t.Fatalf("roundTripDesign is not canonical:\n got %s\nwant %s", got, roundTripDesign)
 	}
-	if got := designQuery(parseDesignQuery(roundTripDesign).input); got != roundTripDesign {
-		t.Errorf("designQuery of its input:\n got %s\nwant %s", got, roundTripDesign)
+	p, probs := parseDesignQuery(roundTripDesign).policy()
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	if got := design.FromPolicy(p, algorithms.Pattern{}).Query(); got != roundTripDesign {
+		t.Errorf("the design of its policy:\n got %s\nwant %s", got, roundTripDesign)
 	}
 }
 
@@ -97,7 +103,7 @@ func TestExportPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("exported YAML does not decode: %v\n%s", err, rec.Body)
 			}
-			want := parseDesignQuery(tt.query).input
+			want := parseDesignQuery(tt.query).d.Input()
 			if got := p.Design(); !reflect.DeepEqual(got, want) {
 				t.Errorf("Design of the export:\n got %+v\nwant %+v", got, want)
 			}
@@ -474,7 +480,7 @@ func FuzzExportImport(f *testing.F) {
 	f.Add("capacity=1e9&tiers.7.name=x%20y&tiers.7.clients=3&endpoints.2.method=get&endpoints.2.path=/a?b&endpoints.2.cost=2")
 	f.Fuzz(func(t *testing.T, raw string) {
 		d := parseDesignQuery(raw)
-		exported, probs := exportPolicy(d)
+		exported, probs := d.policy()
 		if len(probs) > 0 {
 			return
 		}
@@ -486,12 +492,20 @@ func FuzzExportImport(f *testing.F) {
 		if err != nil {
 			t.Fatalf("export of %q does not decode: %v\n%s", raw, err, buf.String())
 		}
-		q := designQuery(p.Design())
-		if want := designQuery(d.input); q != want {
-			t.Fatalf("import of %q:\n got %s\nwant %s", raw, q, want)
+		// The import is the same policy, byte for byte.
+		again, probs := parseDesignQuery(design.FromPolicy(p, algorithms.Pattern{}).Query()).policy()
+		if len(probs) > 0 {
+			t.Fatalf("import of %q has problems: %v", raw, probs)
 		}
-		if got := parseDesignQuery(q).input; !reflect.DeepEqual(got, p.Design()) {
-			t.Fatalf("%s reads as\n%+v\nwant\n%+v", q, got, p.Design())
+		var a, b bytes.Buffer
+		if err := policy.Encode(&a, exported); err != nil {
+			t.Fatal(err)
+		}
+		if err := policy.Encode(&b, again); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Fatalf("import of %q:\n%s\nwant\n%s", raw, b.String(), a.String())
 		}
 	})
 }
