@@ -168,8 +168,8 @@ type ResultsView struct {
 	Policy *PolicyView
 	// Result is the calculator's sizing; nil for a design without
 	// measurements (an imported policy without sizing).
-	Result *calc.Result
-	Pattern  PatternView
+	Result  *calc.Result
+	Pattern PatternView
 	// ChartsError says why there are no charts (a bad pattern) when the
 	// design itself is fine.
 	ChartsError string

@@ -189,4 +189,3 @@ func handleImport(c echo.Context) error {
 	}
 	return render(c, http.StatusUnprocessableEntity, views.Designer(v))
 }
-
