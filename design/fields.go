@@ -441,11 +441,11 @@ func limitFields(sc scope) []Field {
 	alg = alg.in(sc.section, "Algorithm", "the algorithm of this limit", "", placeholder)
 	out := []Field{alg}
 	words := map[string][3]string{
-		"rate":   {"Rate", "sustained requests per second", "requests/s"},
-		"burst":  {"Burst", "requests a rested client may send at once (token_bucket, gcra)", "requests"},
-		"queue":  {"Queue", "requests that may wait (leaky_bucket)", "requests"},
-		"limit":  {"Limit", "requests per window (fixed_window, sliding_log, sliding_window)", "requests"},
-		"window": {"Window", "the window (fixed_window, sliding_log, sliding_window)", "s"},
+		"rate":   {"Rate", "sustained", "requests/s"},
+		"burst":  {"Burst", "a rested client may send at once", "requests"},
+		"queue":  {"Queue", "that may wait to be served", "requests"},
+		"limit":  {"Limit", "per window", "requests"},
+		"window": {"Window", "of the limit", "s"},
 	}
 	for _, param := range limitParams {
 		f := Field{Name: sc.prefix + "." + param, Row: sc.row, Path: sc.path + "." + param, limitParam: param,
@@ -656,7 +656,7 @@ func buildFields() []Field {
 		numberField("capacity", "service.capacity", func(p *policy.Policy, _ int) *float64 { return &p.Service.Capacity }).
 			in("service", "Capacity", "the rate at which latency starts to degrade (measured)", "requests/s", ""),
 		optNumberField("headroom", "service.headroom", func(p *policy.Policy, _ int) **float64 { return &p.Service.Headroom }).
-			in("service", "Headroom", "fraction of capacity kept free", "fraction", num(calc.DefaultHeadroom)),
+			in("service", "Headroom", "of capacity kept free", "fraction", num(calc.DefaultHeadroom)),
 		wholeField("replicas", "service.replicas", func(p *policy.Policy, _ int) *int { return &p.Service.Replicas }).
 			in("service", "Replicas", "instances that enforce the limits", "", "1"),
 		enumField("enforcement", "service.enforcement",

@@ -1119,7 +1119,7 @@ func policyLimits(p PolicyView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "<div class=\"table-scroll\"><table><thead><tr><th scope=\"col\">limit</th><th scope=\"col\">enforced as</th><th scope=\"col\">calculator's proposal</th><th scope=\"col\">pinned</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "<div class=\"table-scroll\"><table class=\"policy-limits\"><thead><tr><th scope=\"col\">limit</th><th scope=\"col\">enforced as</th><th scope=\"col\">calculator's proposal</th><th scope=\"col\">pinned</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

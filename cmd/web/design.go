@@ -119,7 +119,7 @@ func (p *designPage) form() views.FormView {
 		}
 		if len(v.Options) > 0 && ff.Kind != design.KindList {
 			// A select shows its default when nothing is chosen.
-			v.Options = append([]views.Option{{Value: "", Label: "default (" + orDash(ff.Placeholder) + ")"}}, v.Options...)
+			v.Options = append([]views.Option{{Value: "", Label: blankLabel(ff.Placeholder)}}, v.Options...)
 		}
 		if ff.Kind == design.KindList {
 			v.Options = nil // typed as a comma list
@@ -175,11 +175,12 @@ func fieldHelp(ff design.FormField) string {
 	return ff.Unit + "; " + ff.Help
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "none"
+// blankLabel is how a select labels leaving the field blank: its default.
+func blankLabel(placeholder string) string {
+	if placeholder == "" {
+		return "default"
 	}
-	return s
+	return "default (" + placeholder + ")"
 }
 
 // limitParam is the parameter of a limit field ("burst" for
