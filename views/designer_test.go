@@ -65,7 +65,7 @@ func sampleView(t *testing.T, in calc.Input) DesignerView {
 			{ID: "service", Legend: "Service", Fields: []Field{
 				{Name: "capacity", ID: "f-capacity", Label: "Capacity", Value: "20000", Numeric: true, Help: "requests/s"},
 				{Name: "enforcement", ID: "f-enforcement", Label: "Enforcement", Value: "local",
-					Options: []Option{{"shared", "shared"}, {"local", "local"}}},
+					Options: []Option{{Value: "shared", Label: "shared"}, {Value: "local", Label: "local"}}},
 			}},
 			{ID: "tiers", Legend: "Tiers", Message: Field{Name: "tiers", ID: "f-tiers"}, Rows: []Row{
 				{Label: "Tier 1", Fields: []Field{{Name: "tiers.0.name", ID: "f-tiers-0-name", Label: "Name", Value: "anonymous"}}},
@@ -73,6 +73,11 @@ func sampleView(t *testing.T, in calc.Input) DesignerView {
 			}},
 		}},
 		Results: ResultsView{
+			Policy: &PolicyView{Name: "sample", Limits: []LimitView{
+				{Label: "default limit", Field: "defaults.limit", Spec: tb.String(), Proposal: tb.String()},
+				{Label: "tier paid", Field: "tiers[0].limit", Spec: "gcra(rate=40/s, burst=40)", Proposal: "gcra(rate=40/s, burst=400)",
+					Params: []LimitParamView{{Name: "burst", Value: "40", Proposal: "400", Pinned: true, Note: "pinned 40, proposal 400: a burst below the proposal rejects the designed peak"}}},
+			}},
 			Result:  &res,
 			Query:   "capacity=20000",
 			Pattern: PatternView{Name: "idle_then_burst", Shape: "silence, then a burst", Shows: "burst capacity", Arrivals: len(tr.Arrivals), Params: []ParamValue{{"count", "100"}}},
@@ -86,7 +91,7 @@ func TestDesignerRendersEverySection(t *testing.T) {
 	for _, id := range []string{
 		"layout", "designer", "designer-title", "design-form", "results", "summary", "checks", "algorithms",
 		"tiers", "endpoints", "per-replica", "replica-caveat", "share", "share-assumption", "headers", "backoff", "charts",
-		"section-service", "section-tiers", "design-link",
+		"section-service", "section-tiers", "design-link", "policy-limits", "pin", "pin-note",
 	} {
 		if n := byTestID(doc, id).Length(); n != 1 {
 			t.Errorf(`[data-testid=%q]: got %d elements, want 1`, id, n)
