@@ -419,3 +419,56 @@ func TestBrowserDesignerWithoutJavaScript(t *testing.T) {
 		t.Errorf("default limit's algorithm after the import: got %q, want gcra", got)
 	}
 }
+
+// visibleParams lists, for each limit prefix, the limit parameters whose
+// fields are shown, as "prefix:param,param".
+const visibleParams = `(function () {
+  var out = {};
+  document.querySelectorAll("[data-limit-param]").forEach(function (el) {
+    var name = el.getAttribute("data-testid").replace(/^field-/, "");
+    var prefix = name.slice(0, name.lastIndexOf("."));
+    out[prefix] = out[prefix] || [];
+    if (el.offsetParent !== null) { out[prefix].push(el.getAttribute("data-limit-param")); }
+  });
+  return Object.keys(out).sort().map(function (k) { return k + ":" + out[k].join(","); }).join(" ");
+})()`
+
+// TestBrowserLimitEditors: each limit shows only its algorithm's
+// parameters, the blank option meaning its default (token_bucket, or no
+// limit for an endpoint); choosing another algorithm brings the form back
+// with that algorithm's parameters and the calculator's proposal for them
+// as placeholders, and the address keeps the design.
+func TestBrowserLimitEditors(t *testing.T) {
+	s := newBrowserSession(t)
+	ctx := s.ctx
+	q := "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.limit.algorithm=gcra" +
+		"&endpoints.0.method=POST&endpoints.0.path=/v1/orders&endpoints.0.limit.algorithm=sliding_window&endpoints.0.limit.limit=100&endpoints.0.limit.window=60"
+	s.do(t, ctx, "load the design", chromedp.Navigate(s.srv.URL+"/?"+q))
+	waitFor(t, ctx, "the charts", chartsDrawn)
+	want := "endpoints.0.limit:algorithm,limit,window endpoints.1.limit:algorithm global.limit:algorithm,rate,burst " +
+		"limit:algorithm,rate,burst tiers.0.limit:algorithm,rate,burst tiers.1.limit:algorithm,rate,burst tiers.2.limit:algorithm,rate,burst"
+	if got := eval[string](t, ctx, visibleParams); got != want {
+		t.Errorf("shown limit parameters:\n got %s\nwant %s", got, want)
+	}
+
+	// The default limit becomes a leaky bucket: rate and queue, the
+	// queue's placeholder the calculator's (burst − 1 = 99).
+	s.do(t, ctx, "choose leaky_bucket", chromedp.Evaluate[chromedp.Void](
+		`(function () { var el = document.getElementById("f-limit-algorithm"); el.value = "leaky_bucket"; el.dispatchEvent(new Event("change", {bubbles: true})); })()`))
+	waitFor(t, ctx, "the form for leaky_bucket", `document.getElementById("f-limit-queue") && document.getElementById("f-limit-queue").placeholder === "99" && location.search.indexOf("limit.algorithm=leaky_bucket") >= 0 && location.search.indexOf("=&") < 0`)
+	waitFor(t, ctx, "the charts again", chartsDrawn)
+	// The form comes back as Update sends it, with a blank row more.
+	got := eval[string](t, ctx, visibleParams)
+	for _, w := range []string{"endpoints.0.limit:algorithm,limit,window ", "global.limit:algorithm,rate,burst ", " limit:algorithm,rate,queue ",
+		"tiers.1.limit:algorithm,rate,burst "} {
+		if !strings.Contains(got+" ", w) {
+			t.Errorf("shown limit parameters after choosing leaky_bucket: %s, want %q among them", got, w)
+		}
+	}
+	if loc := eval[string](t, ctx, `location.search`); loc != "?"+parseDesignQuery(q+"&limit.algorithm=leaky_bucket&pattern=ramp").query() {
+		t.Errorf("address after choosing leaky_bucket: %s, want the canonical design", loc)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('[data-testid="policy-limit"][data-field="defaults.limit"] code').textContent`); !strings.HasPrefix(got, "leaky_bucket(") {
+		t.Errorf("the policy's default limit is %q, want a leaky_bucket", got)
+	}
+}

@@ -29,6 +29,11 @@ const (
 func handleDesigner(c echo.Context) error {
 	v := designerView(c.Request().URL.RawQuery)
 	v.Results.Base = baseURL(c)
+	if c.Request().Header.Get("HX-Request") == "true" {
+		// A form htmx brought back (a new algorithm): the address is the
+		// design's canonical URL, not the form's every blank field.
+		c.Response().Header().Set("HX-Push-Url", designerPath+"?"+v.Results.Query)
+	}
 	return render(c, http.StatusOK, views.Designer(v))
 }
 
