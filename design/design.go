@@ -543,3 +543,26 @@ func FromInput(in calc.Input) *Design {
 	src := &Design{p: p, tierEdits: make([]limitEdit, len(p.Tiers)), endpointEdits: make([]limitEdit, len(p.Endpoints))}
 	return parse(src.encode(), false)
 }
+
+// PathOf is the policy path of a URL parameter ("tiers.3.limit.burst" →
+// "tiers[1].limit.burst", counting only the rows that are given), for
+// messages that name both; "" for a parameter outside the policy (the
+// chart pattern), a blank row or an unknown one.
+func (d *Design) PathOf(param string) string {
+	f, index, ok := Lookup(param)
+	if !ok || f.patternParam != "" {
+		return ""
+	}
+	if f.Row == NoRow {
+		return f.Path
+	}
+	at := d.tierAt
+	if f.Row == EndpointRow {
+		at = d.endpointAt
+	}
+	pos := slices.Index(at, index)
+	if pos < 0 {
+		return ""
+	}
+	return f.PolicyPath(pos)
+}

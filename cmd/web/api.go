@@ -16,9 +16,11 @@ import (
 )
 
 // fieldProblem is one thing wrong with a request, named by the field the
-// user sent, as the API's 422 body lists them.
+// user sent, as the API's 422 body lists them; Path is, for a design URL's
+// parameter, the field's path in the policy ("tiers[1].limit.burst").
 type fieldProblem struct {
 	Field   string `json:"field"`
+	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
 }
 

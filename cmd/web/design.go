@@ -62,7 +62,7 @@ func (p *designPage) designProblems() []fieldProblem {
 	var out []fieldProblem
 	for _, pr := range p.problems() {
 		if !isPatternParam(pr.Field) {
-			out = append(out, fieldProblem{Field: pr.Field, Message: pr.Message})
+			out = append(out, fieldProblem{Field: pr.Field, Path: p.d.PathOf(pr.Field), Message: pr.Message})
 		}
 	}
 	return out

@@ -569,3 +569,43 @@ func TestExamplesRoundTripThroughTheRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestBadPolicyInTheURLNamesItsPath: a limit out of range in the design URL
+// is a 422 naming the URL's parameter and the field's policy path, whatever
+// the row's number in the URL; never a 500.
+func TestBadPolicyInTheURLNamesItsPath(t *testing.T) {
+	schema := openapiSchema(t, "Errors")
+	tests := []struct {
+		query, field, path string
+	}{
+		{"capacity=1000&clients=10&tiers.3.name=paid&tiers.3.clients=10&tiers.3.limit.burst=0", "tiers.3.limit.burst", "tiers[0].limit.burst"},
+		{"capacity=1000&clients=10&tiers.1.name=a&tiers.1.clients=5&tiers.4.name=b&tiers.4.clients=5&tiers.4.limit.algorithm=gcra&tiers.4.limit.rate=-2", "tiers.4.limit.rate", "tiers[1].limit.rate"},
+		{"capacity=1000&clients=10&global.limit.algorithm=fixed_window&global.limit.window=0.0001", "global.limit.window", "global.limit.window"},
+		{"capacity=1000&clients=10&endpoints.2.method=GET&endpoints.2.path=/a&endpoints.2.limit.algorithm=gcra&endpoints.2.limit.rate=1", "endpoints.2.limit.burst", "endpoints[0].limit.burst"},
+		{"capacity=1000&clients=10&limit.algorithm=leaky&", "limit.algorithm", "defaults.limit.algorithm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field, func(t *testing.T) {
+			rec := do(t, http.MethodGet, exportPath+"?"+tt.query, "", nil)
+			if rec.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			validate(t, schema, rec.Body.Bytes())
+			var body struct {
+				Errors []fieldProblem `json:"errors"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range body.Errors {
+				if e.Field == tt.field && e.Path == tt.path && strings.Contains(e.Message, tt.field) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no error on %s (%s) naming it: %s", tt.field, tt.path, rec.Body)
+			}
+		})
+	}
+}
