@@ -235,6 +235,11 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		return nil, Info{}, &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
 	}
 	classes := Classes(p)
+	if n := len(classes) * len(arrivals); n > MaxPolicyDecisions {
+		return nil, Info{Arrivals: len(arrivals)}, &PatternError{Param: "pattern", Arrivals: len(arrivals),
+			Message: fmt.Sprintf("pattern: %d requests for each of the policy's %d classes of clients and endpoints are %d decisions; the designer makes at most %d, so want at most %d requests",
+				len(arrivals), len(classes), n, MaxPolicyDecisions, MaxPolicyDecisions/len(classes))}
+	}
 	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
 	last := arrivals[len(arrivals)-1].At
 	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
@@ -242,7 +247,7 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	reqs := make([]engine.Request, len(arrivals))
 	for i, c := range classes {
 		for j, a := range arrivals {
-			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier}
+			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier, Method: c.Method, Path: c.Path}
 		}
 		run, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus})
 		if err != nil {
@@ -257,16 +262,23 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	return views.PolicyCharts(lanes, caption), info, nil
 }
 
-// Class is one class of clients the policy charts follow: the tier a
-// request names ("" for the default limit) and its name in the legend,
-// with its limit ("tier paid: gcra(rate=20/s, burst=200)").
+// MaxPolicyDecisions bounds the decisions of one set of policy charts:
+// the pattern's requests times the classes that send them.
+const MaxPolicyDecisions = 8 * MaxArrivals
+
+// Class is one class of requests the policy charts follow: the tier the
+// requests name ("" for the default limit), the method and path they ask
+// for ("" for none of the endpoints), and its name in the legend, with its
+// limit ("tier paid: gcra(rate=20/s, burst=200)").
 type Class struct {
-	Tier, Name string
+	Tier, Method, Path, Name string
 }
 
-// Classes are the policy's classes of clients, in policy order: the
+// Classes are the policy's classes of requests, in policy order: the
 // default limit's clients when it has one (or when there are no tiers),
-// then every tier.
+// every tier, then every endpoint with its own limit, asked for by the
+// default limit's clients (or the first tier's) on a path its template
+// matches ({name} as "1").
 func Classes(p policy.Policy) []Class {
 	var out []Class
 	if p.Defaults.Limit.Algorithm != "" || len(p.Tiers) == 0 {
@@ -288,7 +300,29 @@ func Classes(p policy.Policy) []Class {
 		}
 		out = append(out, Class{Tier: t.Name, Name: name})
 	}
+	asker := ""
+	if p.Defaults.Limit.Algorithm == "" && len(p.Tiers) > 0 {
+		asker = p.Tiers[0].Name
+	}
+	for _, e := range p.Endpoints {
+		if e.Limit.Algorithm == "" {
+			continue
+		}
+		out = append(out, Class{Tier: asker, Method: e.Match.Method, Path: concretePath(e.Match.Path),
+			Name: "endpoint " + e.Match.Method + " " + e.Match.Path + ": " + e.Limit.String()})
+	}
 	return out
+}
+
+// concretePath is a path its template matches: each {name} segment "1".
+func concretePath(template string) string {
+	segs := strings.Split(template, "/")
+	for i, s := range segs {
+		if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+			segs[i] = "1"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // PolicyCaption is the one-line caption of a policy's charts in
