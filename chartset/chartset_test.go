@@ -1,10 +1,9 @@
 package chartset
 
 import (
-	"time"
-
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
