@@ -3,6 +3,7 @@ package calc_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ratelab/ratelab/calc"
@@ -41,6 +42,10 @@ func FuzzSize(f *testing.F) {
 			in.Tiers = []calc.TierInput{{Name: "paid", Clients: tierClients, Multiplier: tierMultiplier}, {Name: "free", Clients: max(1, clients)}}
 		}
 		res, err := calc.Size(in)
+		// Validate is Size's refusal without the rest of its work.
+		if verr := in.Validate(); fmt.Sprint(verr) != fmt.Sprint(err) {
+			t.Fatalf("Validate says %v, Size %v", verr, err)
+		}
 		if err != nil {
 			var fe *calc.FieldError
 			if !errors.As(err, &fe) || fe.Field == "" || fe.Want == "" {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ratelab/ratelab/algorithms"
 )
 
 // Input is what the designer knows about a service and its clients. Rates are
@@ -282,7 +284,13 @@ func validMethod(m string) bool {
 // Validate reports every field of in outside its range, as Errors: the
 // error Size would return.
 func (in Input) Validate() error {
-	_, err := Size(in)
+	res, err := sizeLimits(in)
+	if err != nil {
+		return err
+	}
+	// The schedule's own ranges; the rest of Size cannot fail.
+	tb, _ := res.Params(algorithms.NameTokenBucket)
+	_, err = Schedule(res.Input.Retry, tb.RetryAfter.Value)
 	return err
 }
 

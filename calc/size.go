@@ -63,6 +63,35 @@ func (r Result) Params(name algorithms.Name) (Params, bool) {
 // backoff schedule, the predicted share of clients over the limit, and the
 // checks. A bad input gives Errors naming every bad field.
 func Size(in Input) (Result, error) {
+	res, err := sizeLimits(in)
+	if err != nil {
+		return Result{}, err
+	}
+	in = res.Input
+	r := res.Rate.Value
+	for _, p := range res.Algorithms {
+		spec := p.Spec()
+		ex, err := HeadersAt(spec, DefaultMoment(spec))
+		if err != nil {
+			return Result{}, fmt.Errorf("headers for %s: %w", spec, err) // a bug: the spec is valid
+		}
+		res.Headers = append(res.Headers, ex)
+	}
+	tb, _ := res.Params(algorithms.NameTokenBucket)
+	if res.Backoff, err = Schedule(in.Retry, tb.RetryAfter.Value); err != nil {
+		return Result{}, err
+	}
+	if s, ok := in.predictShare(r); ok {
+		res.Share = &s
+	}
+	res.Checks = checks(in, &res)
+	return res, nil
+}
+
+// sizeLimits is the part of Size that derives the limits and can refuse
+// the input: everything but the header examples, the backoff schedule,
+// the predicted share and the checks, which a valid input always has.
+func sizeLimits(in Input) (Result, error) {
 	in, err := in.normalize()
 	if err != nil {
 		return Result{}, err
@@ -154,23 +183,6 @@ func Size(in Input) (Result, error) {
 		return Result{}, err
 	}
 	res.Endpoints = endpointFits(in, res.Sizes)
-
-	for _, p := range res.Algorithms {
-		spec := p.Spec()
-		ex, err := HeadersAt(spec, DefaultMoment(spec))
-		if err != nil {
-			return Result{}, fmt.Errorf("headers for %s: %w", spec, err) // a bug: the spec is valid
-		}
-		res.Headers = append(res.Headers, ex)
-	}
-	tb, _ := res.Params(algorithms.NameTokenBucket)
-	if res.Backoff, err = Schedule(in.Retry, tb.RetryAfter.Value); err != nil {
-		return Result{}, err
-	}
-	if s, ok := in.predictShare(r); ok {
-		res.Share = &s
-	}
-	res.Checks = checks(in, &res)
 	return res, nil
 }
 
