@@ -1,7 +1,6 @@
 package design
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -250,22 +249,10 @@ func (d *Design) Resolve() *Resolved {
 	return r
 }
 
-// validate checks p as the policy file is checked: encoded and decoded.
-func validate(p policy.Policy) policy.Errors {
-	var b bytes.Buffer
-	if err := policy.Encode(&b, p); err != nil {
-		return policy.Errors{{Message: "the policy cannot be written: " + err.Error()}}
-	}
-	_, err := policy.Decode(&b)
-	var es policy.Errors
-	if errors.As(err, &es) {
-		return es
-	}
-	if err != nil {
-		return policy.Errors{{Message: err.Error()}}
-	}
-	return nil
-}
+// validate checks p as the policy file is checked. The design's fields
+// hold only values of the right shape and UTF-8 text, so the checks of
+// values (policy.Validate) are the ones that remain.
+func validate(p policy.Policy) policy.Errors { return policy.Validate(p) }
 
 // sizable reports whether the design is to be sized: its policy has a
 // client count, directly or on its tiers, or the URL gives one (a 0 typed

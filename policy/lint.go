@@ -85,7 +85,14 @@ var limitChecks = []string{calc.CheckBurstOfOne, calc.CheckFixedWindowBoundary, 
 // less than one client's designed peak (an error), capacity or rate, an
 // endpoint shadowed by an earlier one, fixed-window boundaries, a burst of
 // 1, and a window over a day.
-func Lint(p Policy) []Finding {
+func Lint(p Policy) []Finding { return lint(p, nil) }
+
+// LintSized is Lint for a policy the caller has already sized: sizing
+// must be calc.Size(p.Design())'s result without error. It saves sizing
+// twice.
+func LintSized(p Policy, sizing calc.Result) []Finding { return lint(p, &sizing) }
+
+func lint(p Policy, sizing *calc.Result) []Finding {
 	out := []Finding{}
 	add := func(sev calc.Severity, id, field, msg, fix string) {
 		f := Finding{Severity: sev, ID: id, Field: field, Message: msg, Fix: fix}
@@ -102,18 +109,21 @@ func Lint(p Policy) []Finding {
 		add(calc.SeverityError, LintNotExportable, e.Field, e.Message+": every export target refuses the policy.", sentence(e.Hint))
 	}
 
-	if len(invalid) == 0 && p.sized() {
+	if len(invalid) == 0 && p.sized() && sizing == nil {
 		if res, err := calc.Size(p.Design()); err == nil {
-			for _, c := range res.Checks {
-				field, ok := designChecks[c.ID]
-				if !ok {
-					continue
-				}
-				if c.ID == calc.CheckLimitBelowP99 && c.Subject != "rate" {
-					field = c.Subject
-				}
-				add(c.Severity, c.ID, field, c.Message, c.Fix)
+			sizing = &res
+		}
+	}
+	if len(invalid) == 0 && p.sized() && sizing != nil {
+		for _, c := range sizing.Checks {
+			field, ok := designChecks[c.ID]
+			if !ok {
+				continue
 			}
+			if c.ID == calc.CheckLimitBelowP99 && c.Subject != "rate" {
+				field = c.Subject
+			}
+			add(c.Severity, c.ID, field, c.Message, c.Fix)
 		}
 	}
 

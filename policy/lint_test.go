@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -313,5 +315,23 @@ func TestExportErrors(t *testing.T) {
 	want := []string{"tiers[1].name", "tiers[2].name", "endpoints[1].match.path", "endpoints[2].match.path"}
 	if !slices.Equal(fields, want) {
 		t.Errorf("got %q, want %q", fields, want)
+	}
+}
+
+// TestLintSizedIsLint: given the sizing, LintSized finds what Lint finds.
+func TestLintSizedIsLint(t *testing.T) {
+	files, _ := filepath.Glob("testdata/examples/*.yaml")
+	for _, file := range files {
+		p, err := DecodeFile(file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := calc.Size(p.Design())
+		if err != nil {
+			continue // not sized: Lint does not size it either
+		}
+		if a, b := fmt.Sprint(Lint(p)), fmt.Sprint(LintSized(p, res)); a != b {
+			t.Errorf("%s: Lint\n%s\nLintSized\n%s", file, a, b)
+		}
 	}
 }

@@ -51,6 +51,13 @@ func (d *decoder) validate(p *Policy) {
 	}
 }
 
+// Validate reports every value of p out of its range, as Decode checks a
+// document, for a policy built in code (its errors carry field paths but
+// no line or column): the version and kind, names, duplicate tiers and
+// routes, the response status, every limit against package algorithms and
+// the sizing against package calc.
+func Validate(p Policy) Errors { return valueErrors(p) }
+
 // valueErrors are the problems with the values of p, positions not set.
 func valueErrors(p Policy) Errors {
 	var out Errors

@@ -150,7 +150,12 @@ func policyView(p policy.Policy, r *design.Resolved) *views.PolicyView {
 		}
 		v.Limits = append(v.Limits, lv)
 	}
-	for _, f := range policy.Lint(p) {
+	findings := policy.Lint
+	if r.Sizing != nil {
+		sizing := *r.Sizing
+		findings = func(p policy.Policy) []policy.Finding { return policy.LintSized(p, sizing) }
+	}
+	for _, f := range findings(p) {
 		v.Findings = append(v.Findings, views.Finding{Severity: string(f.Severity), ID: f.ID, Field: f.Field, Message: f.Message, Fix: f.Fix})
 	}
 	return v
