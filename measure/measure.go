@@ -147,7 +147,7 @@ type Meter struct {
 
 	endpoints map[string]*int64
 	other     int64
-	pat, ekey []byte
+	ekey      []byte
 
 	requests, noKey int64
 	first, last     int64

@@ -209,12 +209,3 @@ func fieldID(param string) string { return "f-" + idReplacer.Replace(param) }
 
 // idReplacer is built once: building a Replacer costs more than using it.
 var idReplacer = strings.NewReplacer(".", "-", "[", "-", "]", "")
-
-// quote shows a value in a message, shortened if long.
-func quote(v string) string {
-	r := []rune(v)
-	if len(r) > 40 {
-		v = string(r[:40]) + "…"
-	}
-	return `"` + strings.ReplaceAll(v, `"`, `\"`) + `"`
-}

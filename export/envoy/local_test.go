@@ -24,16 +24,9 @@ import (
 // validator is a message with protoc-gen-validate's rules.
 type validator interface{ ValidateAll() error }
 
-// decodeProto reads YAML into m the way Envoy reads its config: YAML to
+// decodeProtoErr reads YAML into m the way Envoy reads its config: YAML to
 // JSON, then strict protojson (unknown fields and bad enums, durations
 // and Any types are errors), then every PGV rule.
-func decodeProto(t *testing.T, data []byte, m proto.Message) {
-	t.Helper()
-	if err := decodeProtoErr(data, m); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func decodeProtoErr(data []byte, m proto.Message) error {
 	j, err := yaml.YAMLToJSON(data)
 	if err != nil {
