@@ -572,3 +572,16 @@ func TestPolicyChartsShowEveryTier(t *testing.T) {
 		}
 	}
 }
+
+// TestDesignerRecomputeBudget holds the recompute of the README's tiered
+// design to its allocation budget, a deterministic stand-in for its cost
+// that a test can check without timers: 1.5 × the 15 727 allocations it
+// took before the designer charted the whole policy (BenchmarkDesignerRecompute
+// has the times).
+func TestDesignerRecomputeBudget(t *testing.T) {
+	const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
+	allocs := testing.AllocsPerRun(3, func() { designerView(tiered) })
+	if budget := 1.5 * 15727; allocs > budget {
+		t.Errorf("the tiered design's recompute makes %.0f allocations, over its budget of %.0f", allocs, budget)
+	}
+}
