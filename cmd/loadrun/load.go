@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/liveserver"
 )
 
 // target is one request that the load run repeats.
@@ -47,7 +49,7 @@ const simulateBody = `{"limiter": {"algorithm": "token_bucket", "rate": 7.5, "bu
 var targets = []target{
 	{method: http.MethodGet, path: "/healthz", check: func(b []byte) error {
 		if string(b) != "ok" {
-			return fmt.Errorf("body %q; want ok", truncate(string(b), 80))
+			return fmt.Errorf("body %q; want ok", liveserver.Truncate(string(b), 80))
 		}
 		return nil
 	}},
@@ -116,7 +118,7 @@ func newClient(concurrency int, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{
 		Timeout: 5 * time.Second,
 		Control: func(_, address string, _ syscall.RawConn) error {
-			if !isLoopbackAddr(address) {
+			if !liveserver.IsLoopbackAddr(address) {
 				return fmt.Errorf("refusing to connect to %s: not a loopback address", address)
 			}
 			return nil
@@ -167,7 +169,7 @@ func preflight(ctx context.Context, client *http.Client, base string, t target) 
 		if resp.StatusCode == http.StatusTooManyRequests {
 			hint = " (the API's own rate limit is on: start the server with -api-rate 0)"
 		}
-		return fmt.Errorf("status %d%s: %s", resp.StatusCode, hint, truncate(string(body), 200))
+		return fmt.Errorf("status %d%s: %s", resp.StatusCode, hint, liveserver.Truncate(string(body), 200))
 	}
 	return t.check(body)
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/liveserver"
 )
 
 // ladder returns n durations 1×unit, 2×unit, …, n×unit.
@@ -97,7 +99,7 @@ func TestParseVmRSS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := parseVmRSS([]byte(tt.status))
+			got, ok := liveserver.ParseVmRSS([]byte(tt.status))
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("got %d, %t; want %d, %t", got, ok, tt.want, tt.wantOK)
 			}
@@ -289,7 +291,7 @@ func TestLoadRunRealServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	bin, err := buildServer(ctx, t.TempDir())
+	bin, err := liveserver.Build(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

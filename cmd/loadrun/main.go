@@ -32,6 +32,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/liveserver"
 )
 
 func main() {
@@ -137,7 +139,7 @@ func loopbackURL(raw string) (*url.URL, error) {
 	if u.Scheme != "http" {
 		return nil, fmt.Errorf("%q: scheme %q; want http", raw, u.Scheme)
 	}
-	if !isLoopbackHost(u.Hostname()) {
+	if !liveserver.IsLoopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("%q: host %q is not a loopback address; loadrun only sends traffic to 127.0.0.1, ::1 or localhost", raw, u.Hostname())
 	}
 	u.Path, u.RawQuery, u.Fragment = "", "", ""

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/liveserver"
 )
 
 // The memory check: the server's memory after the run (RSS when loadrun
@@ -94,22 +96,22 @@ func loadRun(ctx context.Context, o options, stdout, progress io.Writer) (*repor
 		}
 		defer os.RemoveAll(dir)
 		fmt.Fprintln(progress, "loadrun: building ./cmd/web")
-		if bin, err = buildServer(ctx, dir); err != nil {
+		if bin, err = liveserver.Build(ctx, dir); err != nil {
 			return nil, err
 		}
 	}
-	srv, err := startServer(ctx, bin)
+	srv, err := liveserver.Start(ctx, bin, liveserver.Options{Args: []string{"-api-rate", "0"}})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "loadrun: server pid %d listening on %s\n", srv.cmd.Process.Pid, srv.addr)
-	rep, err := measure(ctx, o, "http://"+srv.addr, srv, progress)
-	exitErr := srv.stop()
+	fmt.Fprintf(progress, "loadrun: server pid %d listening on %s\n", srv.Pid(), srv.Addr())
+	rep, err := measure(ctx, o, "http://"+srv.Addr(), srv, progress)
+	exitErr := srv.Stop()
 	if err != nil {
 		return nil, err
 	}
 	rep.exitErr = exitErr
-	rep.logLines, rep.logErrors, rep.logWarns, rep.logKept = srv.log.counts()
+	rep.logLines, rep.logErrors, rep.logWarns, rep.logKept = srv.Log()
 	rep.write(stdout)
 	return rep, nil
 }
@@ -117,7 +119,7 @@ func loadRun(ctx context.Context, o options, stdout, progress io.Writer) (*repor
 // measure checks every target once, warms them all up, then runs each
 // target's closed loop in turn, sampling the server's memory; srv is nil
 // for a server that loadrun did not start.
-func measure(ctx context.Context, o options, base string, srv *server, progress io.Writer) (*report, error) {
+func measure(ctx context.Context, o options, base string, srv *liveserver.Server, progress io.Writer) (*report, error) {
 	rep := &report{opts: o, ownsServer: srv != nil, memSource: "go_memstats_sys_bytes"}
 	client := newClient(o.concurrency, o.timeout)
 	defer client.CloseIdleConnections()
@@ -130,8 +132,8 @@ func measure(ctx context.Context, o options, base string, srv *server, progress 
 
 	sampler := &rssSampler{read: func() (int64, bool) { return 0, false }}
 	if srv != nil {
-		sampler.read = srv.rss
-		if _, ok := srv.rss(); ok {
+		sampler.read = srv.RSS
+		if _, ok := srv.RSS(); ok {
 			rep.memSource = "VmRSS"
 		}
 	}
@@ -145,7 +147,7 @@ func measure(ctx context.Context, o options, base string, srv *server, progress 
 			row.peakRSS = peak
 		}
 		if srv != nil {
-			if v, ok := srv.rss(); ok {
+			if v, ok := srv.RSS(); ok {
 				row.mem.rss = v
 			}
 		}

@@ -1,4 +1,11 @@
-package main
+// Package liveserver builds ratelab's web server and runs it as a real
+// process on a loopback port, for the load and abuse runs: it waits for the
+// "listening" log line, watches the JSON log (counting ERROR and WARN
+// lines), reads the process's memory from /proc, optionally under an
+// address-space and open-file limit (prlimit), and stops it with SIGTERM.
+// It never connects anywhere: a server that listens on anything but a
+// loopback address is stopped at once.
+package liveserver
 
 import (
 	"bytes"
@@ -22,14 +29,14 @@ import (
 const (
 	buildTimeout  = 5 * time.Minute
 	startTimeout  = 15 * time.Second
-	stopTimeout   = 15 * time.Second // the server's own graceful shutdown takes at most 10 s
+	stopTimeout   = 30 * time.Second // the server's own graceful shutdown takes less
 	maxKeptLines  = 5                // ERROR and WARN log lines kept for the report
 	maxKeptStderr = 8 << 10
 )
 
-// buildServer builds ratelab's web server into dir and returns the
+// Build builds ratelab's web server into dir and returns the
 // binary's path. It runs the go command, so it needs the module's source.
-func buildServer(ctx context.Context, dir string) (string, error) {
+func Build(ctx context.Context, dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
 	bin := filepath.Join(dir, "ratelab-web")
@@ -40,8 +47,9 @@ func buildServer(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// server is a ratelab web server that loadrun started and will stop.
-type server struct {
+// Server is a ratelab web server process that Start started and Stop will
+// stop.
+type Server struct {
 	cmd    *exec.Cmd
 	addr   string // host:port it listens on, always loopback
 	log    *logWatcher
@@ -50,16 +58,40 @@ type server struct {
 	err    error         // cmd.Wait's result, once exited is closed
 }
 
-// startServer starts bin on 127.0.0.1:0 with the API's own rate limit off,
-// so the load measures the routes rather than 429s, and waits for the
-// "listening" log line that names the bound address.
-func startServer(ctx context.Context, bin string) (*server, error) {
-	s := &server{
+// Options are how Start runs the server: its arguments after -addr
+// 127.0.0.1:0, and the limits of the process (0: none), applied with
+// prlimit(1).
+type Options struct {
+	Args []string
+	// AddressSpace is RLIMIT_AS in bytes; Files RLIMIT_NOFILE.
+	AddressSpace int64
+	Files        int
+}
+
+// Start starts bin on 127.0.0.1:0 with o's arguments and limits, and waits
+// for the "listening" log line that names the bound address.
+func Start(ctx context.Context, bin string, o Options) (*Server, error) {
+	s := &Server{
 		log:    newLogWatcher(),
 		stderr: &cappedBuffer{max: maxKeptStderr},
 		exited: make(chan struct{}),
 	}
-	s.cmd = exec.Command(bin, "-addr", "127.0.0.1:0", "-api-rate", "0")
+	args := append([]string{"-addr", "127.0.0.1:0"}, o.Args...)
+	name := bin
+	if o.AddressSpace > 0 || o.Files > 0 {
+		// prlimit sets the limits and execs the server, which keeps its
+		// pid, so /proc/<pid> is the server's.
+		limits := []string{}
+		if o.AddressSpace > 0 {
+			limits = append(limits, fmt.Sprintf("--as=%d", o.AddressSpace))
+		}
+		if o.Files > 0 {
+			limits = append(limits, fmt.Sprintf("--nofile=%d", o.Files))
+		}
+		name = "prlimit"
+		args = append(append(append(limits, "--"), bin), args...)
+	}
+	s.cmd = exec.Command(name, args...)
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.stderr
 	s.cmd.WaitDelay = stopTimeout
@@ -75,8 +107,8 @@ func startServer(ctx context.Context, bin string) (*server, error) {
 	defer timer.Stop()
 	select {
 	case addr := <-s.log.listening:
-		if !isLoopbackAddr(addr) {
-			s.kill()
+		if !IsLoopbackAddr(addr) {
+			s.Kill()
 			return nil, fmt.Errorf("server listens on %s, not a loopback address", addr)
 		}
 		s.addr = addr
@@ -84,51 +116,55 @@ func startServer(ctx context.Context, bin string) (*server, error) {
 	case <-s.exited:
 		return nil, fmt.Errorf("server exited before listening: %v\n%s", s.err, s.stderr)
 	case <-timer.C:
-		s.kill()
+		s.Kill()
 		return nil, fmt.Errorf("server did not log \"listening\" within %s\n%s", startTimeout, s.stderr)
 	case <-ctx.Done():
-		s.kill()
+		s.Kill()
 		return nil, ctx.Err()
 	}
 }
 
-// stop asks the server to shut down gracefully (SIGTERM), and kills it if
+// Stop asks the server to shut down gracefully (SIGTERM), and kills it if
 // it has not exited within stopTimeout. It returns the server's exit error.
-func (s *server) stop() error {
+func (s *Server) Stop() error {
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		s.kill()
+		s.Kill()
 		return fmt.Errorf("signal server: %w", err)
 	}
 	select {
 	case <-s.exited:
 		return s.err
 	case <-time.After(stopTimeout):
-		s.kill()
+		s.Kill()
 		return fmt.Errorf("server still running %s after SIGTERM; killed", stopTimeout)
 	}
 }
 
-// kill stops the process at once and waits for it.
-func (s *server) kill() {
+// Kill stops the process at once and waits for it.
+func (s *Server) Kill() {
 	_ = s.cmd.Process.Kill()
 	<-s.exited
 }
 
-// rss is the server's resident set size (VmRSS in /proc/<pid>/status) in
+// RSS is the server's resident set size (VmRSS in /proc/<pid>/status) in
 // bytes, or false where /proc cannot tell.
-func (s *server) rss() (int64, bool) {
+func (s *Server) RSS() (int64, bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		return 0, false
 	}
-	return parseVmRSS(data)
+	return ParseVmRSS(data)
 }
 
-// parseVmRSS reads the VmRSS line ("VmRSS:	   17444 kB") of a
+// ParseVmRSS reads the VmRSS line ("VmRSS:	   17444 kB") of a
 // /proc/<pid>/status file.
-func parseVmRSS(status []byte) (int64, bool) {
+func ParseVmRSS(status []byte) (int64, bool) { return parseStatus(status, "VmRSS:") }
+
+// parseStatus reads a "Name:	   17444 kB" line of a /proc/<pid>/status
+// file in bytes.
+func parseStatus(status []byte, name string) (int64, bool) {
 	for line := range strings.Lines(string(status)) {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, name)
 		if !ok {
 			continue
 		}
@@ -212,13 +248,13 @@ func (w *logWatcher) line(line []byte) {
 		return
 	}
 	if len(w.kept) < maxKeptLines {
-		w.kept = append(w.kept, truncate(string(line), 400))
+		w.kept = append(w.kept, Truncate(string(line), 400))
 	}
 }
 
-// counts returns the lines seen, those at ERROR and WARN, and the first few
+// Counts returns the lines seen, those at ERROR and WARN, and the first few
 // of the latter.
-func (w *logWatcher) counts() (lines, errs, warns int, kept []string) {
+func (w *logWatcher) Counts() (lines, errs, warns int, kept []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.lines, w.errors, w.warns, append([]string(nil), w.kept...)
@@ -246,9 +282,9 @@ func (b *cappedBuffer) String() string {
 	return b.buf.String()
 }
 
-// isLoopbackHost reports whether host (no port) is localhost or a loopback
+// IsLoopbackHost reports whether host (no port) is localhost or a loopback
 // IP address.
-func isLoopbackHost(host string) bool {
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -256,8 +292,8 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// isLoopbackAddr reports whether addr (host:port) is a loopback IP address.
-func isLoopbackAddr(addr string) bool {
+// IsLoopbackAddr reports whether addr (host:port) is a loopback IP address.
+func IsLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
@@ -266,9 +302,39 @@ func isLoopbackAddr(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// Addr is the host:port the server listens on, always loopback.
+func (s *Server) Addr() string { return s.addr }
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// Exited is closed once the process has exited; Err is then its
+// cmd.Wait result.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// Err is the process's exit error once Exited is closed.
+func (s *Server) Err() error { return s.err }
+
+// Stderr is the first bytes the server wrote to standard error.
+func (s *Server) Stderr() string { return s.stderr.String() }
+
+// Log reports the log lines seen, those at ERROR and WARN, and the first
+// few of the latter.
+func (s *Server) Log() (lines, errs, warns int, kept []string) { return s.log.Counts() }
+
+// PeakRSS is the server's peak resident set size so far (VmHWM in
+// /proc/<pid>/status) in bytes, or false where /proc cannot tell.
+func (s *Server) PeakRSS() (int64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	return parseStatus(data, "VmHWM:")
 }
