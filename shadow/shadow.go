@@ -72,7 +72,11 @@ type Options struct {
 	// time (RFC 3339 with nanoseconds), key, tier, method, path, the
 	// limit's field and name, and the Retry-After the client would have
 	// got in seconds, to the millisecond ("never" for a request whose
-	// cost exceeds the limit's capacity).
+	// cost exceeds the limit's capacity). Keys, tiers, methods, paths and
+	// names come from the log and the policy and reach spreadsheets: a
+	// cell starting with '=', '+', '-', '@', a tab or a carriage return
+	// is prefixed with a single quote (OWASP's CSV-injection rule), so
+	// that no spreadsheet reads it as a formula.
 	Rejections io.Writer
 	// Tiers maps a client's key to its tier, for logs that do not say;
 	// a request's own Tier wins.
@@ -304,12 +308,23 @@ func (r *replayer) decide(q Request, at time.Time) {
 				ra = strconv.FormatFloat(retry.Round(time.Millisecond).Seconds(), 'f', -1, 64)
 			}
 			// A write error surfaces at Flush, in Replay.
-			_ = r.csv.Write([]string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), q.Key, q.Tier, q.Method, q.Path, l.Field, l.Name, ra})
+			_ = r.csv.Write([]string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), Cell(q.Key), Cell(q.Tier),
+				Cell(q.Method), Cell(q.Path), Cell(l.Field), Cell(l.Name), ra})
 		}
 	}
 	if r.n%reclaimEvery == 0 {
 		r.engine.Reclaim(t)
 	}
+}
+
+// Cell is s as a CSV cell that no spreadsheet reads as a formula: s
+// prefixed with a single quote when it starts with '=', '+', '-', '@', a
+// tab or a carriage return (OWASP's CSV-injection rule), else s.
+func Cell(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 // bin returns the bin holding t, widening every bin (merging pairs) when

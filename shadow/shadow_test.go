@@ -264,3 +264,18 @@ func TestFromRecord(t *testing.T) {
 		t.Errorf("FromRecord = %+v", q)
 	}
 }
+
+// TestCell: cells that a spreadsheet would read as a formula get a
+// leading quote; others are left alone.
+func TestCell(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""}, {"key", "key"}, {"/v1/x", "/v1/x"}, {"1.2.3.4", "1.2.3.4"},
+		{"=HYPERLINK(\"x\")", "'=HYPERLINK(\"x\")"}, {"+1", "'+1"}, {"-1", "'-1"}, {"@A1", "'@A1"},
+		{"\tx", "'\tx"}, {"\rx", "'\rx"}, {"a=b", "a=b"},
+	}
+	for _, tt := range tests {
+		if got := Cell(tt.in); got != tt.want {
+			t.Errorf("Cell(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

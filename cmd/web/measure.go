@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,8 +300,15 @@ func measureFailure(err error) string {
 }
 
 // handleRejections answers POST /measure/rejections.csv: the same upload,
-// answered with the CSV of every would-be rejection, streamed as the log
-// is read.
+// answered with the CSV of every would-be rejection.
+//
+// The CSV is complete or not sent. It is held (spool: memory, then a
+// temporary file, at most rejectionsLimit bytes) until the whole upload
+// is read and replayed, and only then sent with its Content-Length; an
+// upload that fails midway gets an error status and no CSV. Streaming it
+// instead would commit a 200 before the upload is read: net/http may then
+// discard the rest of the request body (HTTP/1.x handlers must read the
+// body before writing), which silently cut the log and the CSV short.
 func handleRejections(cfg config) echo.HandlerFunc {
 	limit, timeout := orDefaults(cfg)
 	return func(c echo.Context) error {
@@ -321,31 +329,107 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		if len(probs) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
 		}
-		h := c.Response().Header()
-		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-		h.Set(echo.HeaderContentDisposition, `attachment; filename="would-be-rejections.csv"`)
-		w := c.Response()
-		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: w})
+		out := &spool{limit: rejectionsLimit}
+		defer out.Close()
+		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: out})
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
 		defer cancel()
-		_, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord})
-		if err != nil && !w.Committed {
-			h.Del(echo.HeaderContentDisposition)
+		if _, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord}); err != nil {
 			if errors.As(err, new(*http.MaxBytesError)) {
 				return uploadError(err)
 			}
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, measureFailure(err))
 		}
-		if err != nil {
-			// The CSV is on its way; the client sees it cut short.
-			return nil
+		if _, err = replay.Report(); err != nil {
+			if errors.Is(err, errSpoolFull) {
+				return echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf(
+					"the would-be rejections are more than %d bytes of CSV, the most this server holds; write them with ratelab-measure -rejections instead", rejectionsLimit))
+			}
+			return err
 		}
-		_, err = replay.Report()
+		h := c.Response().Header()
+		h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+		h.Set(echo.HeaderContentDisposition, `attachment; filename="would-be-rejections.csv"`)
+		h.Set(echo.HeaderContentLength, strconv.FormatInt(out.n, 10))
+		c.Response().WriteHeader(http.StatusOK)
+		// The status is sent: a failure now can only cut the connection,
+		// which the declared length lets the client notice.
+		_, err = out.WriteTo(c.Response())
 		return err
 	}
+}
+
+// rejectionsLimit bounds the would-be rejections CSV one upload may make,
+// in bytes, and spoolMemory the part of it held in memory; the rest waits
+// in a temporary file.
+const (
+	rejectionsLimit = 1 << 30
+	spoolMemory     = 1 << 20
+)
+
+// errSpoolFull is a spool's write past its limit.
+var errSpoolFull = errors.New("spool full")
+
+// spool holds a response body until it is complete: its first
+// spoolMemory bytes in memory, the rest in a temporary file that Close
+// removes; at most limit bytes in all. It is not safe for concurrent use.
+type spool struct {
+	limit int64
+	n     int64
+	mem   []byte
+	f     *os.File
+}
+
+// Write holds p, or fails with errSpoolFull past the limit.
+func (s *spool) Write(p []byte) (int, error) {
+	if s.n+int64(len(p)) > s.limit {
+		return 0, errSpoolFull
+	}
+	if s.f == nil && len(s.mem)+len(p) <= spoolMemory {
+		s.mem = append(s.mem, p...)
+		s.n += int64(len(p))
+		return len(p), nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "ratelab-rejections-*.csv")
+		if err != nil {
+			return 0, fmt.Errorf("rejections spool: %w", err)
+		}
+		s.f = f
+	}
+	n, err := s.f.Write(p)
+	s.n += int64(n)
+	return n, err
+}
+
+// WriteTo writes everything held to w.
+func (s *spool) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(s.mem)
+	if err != nil || s.f == nil {
+		return int64(n), err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return int64(n), err
+	}
+	m, err := io.Copy(w, s.f)
+	return int64(n) + m, err
+}
+
+// Close removes the temporary file, if any.
+func (s *spool) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	name := s.f.Name()
+	err := s.f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	s.f = nil
+	return err
 }
 
 // orDefaults is cfg's log limit and timeout, the defaults where zero.
