@@ -401,3 +401,35 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 	slices.SortStableFunc(g.out, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
 	return Traffic{Arrivals: g.out, Retry: retry}, nil
 }
+
+// Size is how many arrivals p generates, worked out from its parameters
+// without generating them, so a caller can refuse a pattern before paying
+// for it: an upper bound for the deterministic patterns (within one
+// arrival per client), the mean for poisson and shared_ip, whose counts
+// vary with the seed. Retries that Simulate adds for retry_storm are not
+// arrivals and are not counted. Size is 0 for an invalid pattern.
+func (p Pattern) Size() float64 {
+	if p.Validate() != nil {
+		return 0
+	}
+	d := p.Duration.Seconds()
+	switch p.Name {
+	case PatternSteady:
+		return math.Ceil(p.Rate*d) * float64(p.Clients)
+	case PatternPoisson, PatternSharedIP:
+		return p.Rate * d * float64(p.Clients)
+	case PatternIdleThenBurst:
+		return float64(p.Count)
+	case PatternPeriodicBursts:
+		return math.Ceil(float64(p.Duration)/float64(p.Period)) * float64(p.Count)
+	case PatternWindowBoundary:
+		return 2 * float64(p.Count)
+	case PatternRamp:
+		return math.Ceil((p.Rate + p.To) / 2 * d)
+	case PatternOfflineBatch:
+		return float64(p.Count) + math.Ceil(p.Rate*d)
+	case PatternRetryStorm:
+		return float64(p.Clients)
+	}
+	return 0
+}

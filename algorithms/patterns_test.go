@@ -275,3 +275,31 @@ func TestPatternCapOnArrivals(t *testing.T) {
 		t.Fatalf("got %v; want TooManyArrivalsError naming 10000", err)
 	}
 }
+
+// Size bounds what Generate makes for every deterministic pattern, and is
+// near the count for the random ones, without generating.
+func TestPatternSize(t *testing.T) {
+	for _, info := range algorithms.Patterns {
+		t.Run(string(info.Name), func(t *testing.T) {
+			p := algorithms.DefaultPattern(info.Name)
+			n := float64(len(generate(t, p).Arrivals))
+			switch info.Name {
+			case algorithms.PatternPoisson, algorithms.PatternSharedIP:
+				if s := p.Size(); math.Abs(s-n) > 4*math.Sqrt(s) {
+					t.Errorf("Size %g; generated %g, more than four standard deviations away", s, n)
+				}
+			default:
+				if s := p.Size(); n > s || s > n+float64(max(1, p.Clients)) {
+					t.Errorf("Size %g; generated %g, want Size in [generated, generated+clients]", s, n)
+				}
+			}
+		})
+	}
+	huge := algorithms.Pattern{Name: algorithms.PatternSteady, Rate: 1e6, Duration: 24 * time.Hour, Clients: 100_000}
+	if s := huge.Size(); s < 8e15 {
+		t.Errorf("Size of a day at 1e6/s from 100000 clients: %g; want about 8.64e15", s)
+	}
+	if s := (algorithms.Pattern{Name: "tsunami"}).Size(); s != 0 {
+		t.Errorf("Size of an invalid pattern: %g; want 0", s)
+	}
+}
