@@ -5,12 +5,14 @@
 // replay both read requests from a Reader.
 //
 // A Reader streams: it holds one line at a time (at most Config.MaxLine
-// bytes), so its memory does not grow with the log. Bad lines never stop a
+// bytes), so its memory does not grow with the log. Its line buffer is
+// allocated when the first line is read, at 4 KiB, and grows only to fit
+// a longer line: validating a configuration with NewReader costs no
+// buffer, and a log of short lines a few KiB. Bad lines never stop a
 // run; they are counted by reason, with a bounded number of examples.
 package accesslog
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -222,7 +224,7 @@ var ErrNoRecords = errors.New("no parseable line")
 //	if err := rd.Err(); err != nil { … }
 type Reader struct {
 	cfg     Config
-	br      *bufio.Reader
+	br      lineReader
 	rec     Record
 	line    int64
 	records int64
@@ -290,7 +292,7 @@ func NewReader(r io.Reader, cfg Config) (*Reader, error) {
 	if cfg.Comma == '"' || cfg.Comma == '\n' || cfg.Comma == '\r' {
 		return nil, fmt.Errorf("comma %q: want a separator other than a quote or a line end", cfg.Comma)
 	}
-	rd := &Reader{cfg: cfg, br: bufio.NewReaderSize(r, max(cfg.MaxLine+2, 64<<10))} // +2 for CR LF
+	rd := &Reader{cfg: cfg, br: lineReader{r: r, max: max(cfg.MaxLine+2, 64<<10)}} // +2 for CR LF
 	switch cfg.Format {
 	case JSON:
 		rd.json.init(cfg)
@@ -361,16 +363,21 @@ const (
 )
 
 // readLine returns the next line without its line end, or nil at the end.
-// A line longer than MaxLine is counted as bad and skipped.
+// A line longer than MaxLine is counted as bad and skipped. A read error
+// ends the log where it happened: the partial line before it is not a
+// line of the log.
 func (rd *Reader) readLine() ([]byte, error) {
 	for {
-		line, err := rd.br.ReadSlice('\n')
+		line, err := rd.br.readSlice()
 		rd.bytes += int64(len(line))
-		if err == bufio.ErrBufferFull || len(trimEOL(line)) > rd.cfg.MaxLine {
+		if err != nil && err != io.EOF && err != errLineFull {
+			return nil, err
+		}
+		if err == errLineFull || len(trimEOL(line)) > rd.cfg.MaxLine {
 			rd.line++
 			rd.bad.add(rd.line, ReasonTooLong, line[:min(len(line), 200)], rd.cfg.Examples)
-			for err == bufio.ErrBufferFull {
-				line, err = rd.br.ReadSlice('\n')
+			for err == errLineFull {
+				line, err = rd.br.readSlice()
 				rd.bytes += int64(len(line))
 			}
 			if err != nil {
