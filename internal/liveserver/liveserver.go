@@ -338,3 +338,6 @@ func (s *Server) PeakRSS() (int64, bool) {
 	}
 	return parseStatus(data, "VmHWM:")
 }
+
+// Signal sends sig to the server.
+func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
