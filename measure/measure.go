@@ -38,10 +38,13 @@
 //
 // # Memory
 //
-// A Meter keeps per distinct client a few hundred bytes (its key, and per
-// window a ring of the last 4 windows' counts) and per distinct endpoint
-// pattern its count (at most Options.MaxEndpoints patterns; the rest are
-// counted together): never the log. Records may arrive out of time order
+// A Meter keeps per distinct client its key, about 100 bytes and 88 per
+// window (a ring of the last 4 windows' counts; package shadow's
+// TestMemoryPerClient measures a meter and a replay together), at most
+// Options.MaxClients clients, and per
+// distinct endpoint pattern its count (at most Options.MaxEndpoints
+// patterns and 4 MiB of their text; the rest are counted together):
+// never the log. Records may arrive out of time order
 // by up to 3 windows per client (nginx writes a request's line when it
 // ends, so lines from concurrent requests interleave by a second or so); a
 // record older than that is counted in the totals but left out of the
@@ -51,6 +54,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -74,9 +78,16 @@ type Options struct {
 	// 10.
 	TopEndpoints int
 	// MaxEndpoints bounds the distinct endpoint patterns counted one by
-	// one; requests to further patterns are counted in
-	// Result.OtherEndpoints. 0 means 10000.
+	// one, and their text is at most maxEndpointBytes (4 MiB) in all;
+	// requests to further patterns are counted in Result.OtherEndpoints.
+	// 0 means 10000.
 	MaxEndpoints int
+	// MaxClients bounds the distinct clients a Meter holds, and so its
+	// memory: at most MaxClients clients whose keys take MaxClients × 128
+	// bytes in all (128 bytes a key on average). A log with more makes
+	// Measure fail with an error wrapping ErrTooManyClients; Add stops
+	// counting new clients (Meter.Over reports it). 0 means no bound.
+	MaxClients int
 	// Progress, if not nil, is called by Measure every 65536 lines with the
 	// lines and bytes read so far.
 	Progress func(lines, bytes int64)
@@ -145,9 +156,13 @@ type Meter struct {
 	service []winState
 	late    []int64
 
-	endpoints map[string]*int64
-	other     int64
-	ekey      []byte
+	endpoints     map[string]*int64
+	endpointBytes int
+	other         int64
+	ekey          []byte
+
+	keyBytes int  // the clients' keys' length in all
+	over     bool // a client past Options.MaxClients was seen
 
 	requests, noKey int64
 	first, last     int64
@@ -182,6 +197,9 @@ func New(opts Options) (*Meter, error) {
 	if err := def(&opts.MaxEndpoints, 10000, 10_000_000, "max endpoints"); err != nil {
 		return nil, err
 	}
+	if opts.MaxClients < 0 {
+		return nil, fmt.Errorf("max clients %d: want 0 (no bound) or more", opts.MaxClients)
+	}
 	m := &Meter{
 		opts:      opts,
 		keys:      map[string]int32{},
@@ -205,6 +223,21 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// keyBytesPerClient is the average key length Options.MaxClients allows,
+// and maxEndpointBytes the most endpoint pattern text a Meter keeps.
+const (
+	keyBytesPerClient = 128
+	maxEndpointBytes  = 4 << 20
+)
+
+// ErrTooManyClients is wrapped by Measure's error for a log with more
+// clients than Options.MaxClients.
+var ErrTooManyClients = errors.New("too many clients")
+
+// Over reports whether a record of a client past Options.MaxClients was
+// seen; such records (from the first one on) are not counted.
+func (m *Meter) Over() bool { return m.over }
+
 // Add counts one record. It keeps no reference to the record's bytes.
 func (m *Meter) Add(rec *accesslog.Record) {
 	t := rec.UnixNano
@@ -222,7 +255,12 @@ func (m *Meter) Add(rec *accesslog.Record) {
 		m.noKey++
 	} else {
 		i, ok := m.keys[string(k)]
+		if !ok && m.opts.MaxClients > 0 && (len(m.clients) >= m.opts.MaxClients || m.keyBytes+len(k) > m.opts.MaxClients*keyBytesPerClient) {
+			m.over = true
+			return
+		}
 		if !ok {
+			m.keyBytes += len(k)
 			i = int32(len(m.clients))
 			m.keys[string(k)] = i
 			m.clients = append(m.clients, clientState{})
@@ -250,7 +288,8 @@ func (m *Meter) Add(rec *accesslog.Record) {
 	m.ekey = accesslog.Pattern(m.ekey, rec.Path)
 	if p, ok := m.endpoints[string(m.ekey)]; ok {
 		*p++
-	} else if len(m.endpoints) < m.opts.MaxEndpoints {
+	} else if len(m.endpoints) < m.opts.MaxEndpoints && m.endpointBytes+len(m.ekey) <= maxEndpointBytes {
+		m.endpointBytes += len(m.ekey)
 		m.endpoints[string(m.ekey)] = new(int64(1))
 	} else {
 		m.other++
@@ -436,7 +475,8 @@ func cmpDesc(a, b int64) int {
 
 // Measure reads a whole log from r and measures it. Bad lines are counted
 // in Result.Bad and never stop it; it fails on a read error, on a bad
-// configuration, when no line of the log can be parsed (an error wrapping
+// configuration, on more clients than Options.MaxClients (an error
+// wrapping ErrTooManyClients), when no line of the log can be parsed (an error wrapping
 // accesslog.ErrNoRecords that names the expected formats), or when ctx is
 // done (checked every 65536 lines).
 func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Options) (*Result, error) {
@@ -451,6 +491,10 @@ func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Option
 	next := int64(1 << 16)
 	for rd.Scan() {
 		m.Add(rd.Record())
+		if m.over {
+			return nil, fmt.Errorf("line %d: %w: more than %d distinct clients (or keys longer than %d bytes on average)",
+				rd.Lines(), ErrTooManyClients, opts.MaxClients, keyBytesPerClient)
+		}
 		if opts.Each != nil {
 			opts.Each(rd.Record())
 		}

@@ -330,3 +330,40 @@ func TestMeasureErrors(t *testing.T) {
 		t.Errorf("got %v, %v, progress %v; want 70000 requests and one progress call at 65536", res, err, progress)
 	}
 }
+
+// TestMaxClients: a log with more distinct clients than MaxClients (or
+// keys longer than 128 bytes on average) fails with ErrTooManyClients; at
+// the bound it is measured.
+func TestMaxClients(t *testing.T) {
+	logOf := func(keys ...string) string {
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s - - [30/Nov/2026:10:00:00 +0000] \"GET /x HTTP/1.1\" 200 1 \"-\" \"t\"\n", k)
+		}
+		return b.String()
+	}
+	five := logOf("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.1", "10.0.0.4", "10.0.0.5")
+	tests := []struct {
+		name    string
+		log     string
+		max     int
+		wantErr bool
+	}{
+		{"unbounded", five, 0, false},
+		{"at the bound", five, 5, false},
+		{"over", five, 4, true},
+		{"long keys", logOf(strings.Repeat("a", 200), strings.Repeat("b", 200)), 2, true},
+		{"long keys within the average", logOf(strings.Repeat("a", 200), "b"), 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Measure(context.Background(), strings.NewReader(tt.log), accesslog.Config{}, Options{MaxClients: tt.max})
+			if got := errors.Is(err, ErrTooManyClients); got != tt.wantErr {
+				t.Fatalf("err %v, want ErrTooManyClients: %v", err, tt.wantErr)
+			}
+			if err == nil && res.Clients > tt.max && tt.max > 0 {
+				t.Errorf("%d clients over the bound %d", res.Clients, tt.max)
+			}
+		})
+	}
+}

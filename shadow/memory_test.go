@@ -39,14 +39,17 @@ func (g *logGen) Read(p []byte) (int, error) {
 // retained measures and replays n lines from 2000 clients and returns the
 // live heap after a collection while the meter and the replay still hold
 // their state.
-func retained(t *testing.T, n int) uint64 {
+func retained(t *testing.T, n int) uint64 { return retainedKeys(t, n, 2000) }
+
+// retainedKeys is retained for n lines from keys clients.
+func retainedKeys(t *testing.T, n, keys int) uint64 {
 	p := policy.Policy{Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 5}},
 		Global: policy.Global{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 50, Burst: 100}}}
 	r, err := New(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: 2000}, accesslog.Config{}, measure.Options{
+	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: keys}, accesslog.Config{}, measure.Options{
 		Each: r.AddRecord,
 	})
 	if err != nil || res.Requests != int64(n) {
@@ -74,4 +77,47 @@ func TestMemoryBoundedByKeys(t *testing.T) {
 		t.Errorf("live heap %d bytes after 1 M lines against %d after 100 k: memory grows with the log", large, small)
 	}
 	t.Logf("live heap: %d bytes after 100 k lines, %d after 1 M", small, large)
+}
+
+// liveAtEnd measures and replays one line from each of keys clients and
+// returns the live heap after a collection at the last line, while the
+// meter and the replay both hold every client.
+func liveAtEnd(t *testing.T, keys int) uint64 {
+	p := policy.Policy{Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 5}}}
+	r, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live uint64
+	seen := 0
+	_, err = measure.Measure(context.Background(), &logGen{n: keys, keys: keys}, accesslog.Config{}, measure.Options{
+		Each: func(rec *accesslog.Record) {
+			r.AddRecord(rec)
+			if seen++; seen == keys {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				live = ms.HeapAlloc
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Report(); err != nil {
+		t.Fatal(err)
+	}
+	return live
+}
+
+// TestMemoryPerClient: what one more distinct client costs a measurement
+// and its replay together (the figure the server's -max-clients bound and
+// the README's memory bound rest on): under 1 KiB with IP keys.
+func TestMemoryPerClient(t *testing.T) {
+	few, many := liveAtEnd(t, 5000), liveAtEnd(t, 50_000)
+	per := (float64(many) - float64(few)) / 45_000
+	if per > 1024 {
+		t.Errorf("%.0f bytes per client; want under 1 KiB", per)
+	}
+	t.Logf("%.0f bytes per distinct client (measure and replay)", per)
 }

@@ -22,14 +22,21 @@
 // second as one instant would make every second look like a burst. When a
 // request's timestamp is a whole second, the requests sharing it are
 // spread evenly over that second in log order (the i-th of n at +i/n s);
-// timestamps with a fraction are used as they are. A request logged
+// timestamps with a fraction are used as they are. At most
+// Options.MaxHeld requests (and 4 MiB of their text) are held for one
+// second: when a second has more, the held ones are spread over it as if
+// they were all, and the rest of that second's requests are replayed, in
+// log order, at the second's last spread instant, a burst; they are
+// counted in Report.Unspread and the report is marked degraded (its
+// rejections are then likely overstated). A request logged
 // earlier than the one before it (logs are written at completion, so
 // slightly out of order) is replayed at the latest time seen, and counted
 // in Report.Reordered.
 //
 // Memory is bounded by the number of distinct clients (limiter state,
 // reclaimed when idle, and per-client counts), the chart's bins and the
-// requests of one second; never by the log's length.
+// requests held for one second (Options.MaxHeld); never by the log's
+// length.
 package shadow
 
 import (
@@ -81,7 +88,19 @@ type Options struct {
 	// Tiers maps a client's key to its tier, for logs that do not say;
 	// a request's own Tier wins.
 	Tiers map[string]string
+	// MaxHeld is how many requests sharing a whole-second timestamp are
+	// held to be spread over their second (see the package comment); 0
+	// means DefaultMaxHeld.
+	MaxHeld int
 }
+
+// DefaultMaxHeld is Options.MaxHeld's default. A held request costs 88
+// bytes and its text (at most 4 MiB in all for one second).
+const DefaultMaxHeld = 100_000
+
+// maxHeldBytes bounds the text (keys, tiers, methods, paths) of the
+// requests held for one second.
+const maxHeldBytes = 4 << 20
 
 // Report is what the policy would have done to the log.
 type Report struct {
@@ -95,6 +114,10 @@ type Report struct {
 	Clients, ClientsRejected int
 	// Reordered counts requests logged before the request above them.
 	Reordered int64
+	// Unspread counts requests past Options.MaxHeld in their whole
+	// second, replayed at once at its end instead of spread over it; when
+	// it is not 0 the report is degraded.
+	Unspread int64
 	// Limits is every limit of the policy in export.Limits's order, with
 	// its share of the rejections.
 	Limits []LimitReport
@@ -149,6 +172,9 @@ type replayer struct {
 	rep      Report
 	n        int64
 	second   []Request // requests of the current whole second, held
+	held     int       // the text bytes of second
+	full     bool      // second reached Options.MaxHeld and was spread
+	fullAt   time.Time // … the instant its later requests are replayed at
 }
 
 // reclaimEvery is how many requests pass between reclaims of idle limiter
@@ -189,6 +215,9 @@ func New(p policy.Policy, o Options) (*Replayer, error) {
 	if r.o.Top <= 0 {
 		r.o.Top = 10
 	}
+	if r.o.MaxHeld <= 0 {
+		r.o.MaxHeld = DefaultMaxHeld
+	}
 	if err := r.build(p); err != nil {
 		return nil, err
 	}
@@ -210,11 +239,30 @@ func (x *Replayer) Add(q Request) {
 	}
 	// Requests sharing a whole-second timestamp are held until the second
 	// is complete, then spread over it.
-	if len(r.second) > 0 && !q.At.Equal(r.second[0].At) {
+	if r.full && !q.At.Equal(r.second[0].At) {
+		r.full = false
+		r.second = r.second[:0]
+	}
+	if len(r.second) > 0 && !r.full && !q.At.Equal(r.second[0].At) {
 		r.flush()
+	}
+	if r.full {
+		r.rep.Unspread++
+		r.decide(q, r.fullAt)
+		return
 	}
 	if q.At.Nanosecond() == 0 {
 		r.second = append(r.second, q)
+		r.held += len(q.Key) + len(q.Tier) + len(q.Method) + len(q.Path)
+		if len(r.second) >= r.o.MaxHeld || r.held >= maxHeldBytes {
+			// The second is fuller than the bound: spread what is held
+			// and replay the rest of it at its last spread instant.
+			n := len(r.second)
+			r.fullAt = r.second[0].At.Add(time.Duration(int64(n-1) * int64(time.Second) / int64(n)))
+			r.flush()
+			r.second = append(r.second, Request{At: q.At}) // remembers the second
+			r.full = true
+		}
 		return
 	}
 	r.decide(q, q.At)
@@ -223,7 +271,9 @@ func (x *Replayer) Add(q Request) {
 // Report ends the replay and reports; the CSV of rejections is flushed.
 func (x *Replayer) Report() (Report, error) {
 	r := x.r
-	r.flush()
+	if !r.full {
+		r.flush()
+	}
 	if r.csv != nil {
 		r.csv.Flush()
 		if err := r.csv.Error(); err != nil {
@@ -240,6 +290,7 @@ func (r *replayer) flush() {
 		r.decide(q, at)
 	}
 	r.second = r.second[:0]
+	r.held = 0
 }
 
 // build makes the engine of p and the report's row of each limit.

@@ -279,3 +279,46 @@ func TestCell(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxHeld: with MaxHeld 4, a whole second of 10 requests holds only
+// 4: they are spread at 0, 0.25, 0.5 and 0.75 s, and the 6 others are
+// replayed at 0.75 s, a burst, counted in Unspread. The next second is
+// spread as usual. A token bucket of burst 1 and rate 0.001/s admits only
+// the first request: the CSV lists the 11 others at their replay times.
+func TestMaxHeld(t *testing.T) {
+	p := policy.Policy{Defaults: policy.Defaults{Limit: tb(0.001, 1)}}
+	var rs []Request
+	for range 10 {
+		rs = append(rs, Request{At: t0, Key: "a", Method: "GET", Path: "/"})
+	}
+	for range 2 {
+		rs = append(rs, Request{At: at(1), Key: "a", Method: "GET", Path: "/"})
+	}
+	var out bytes.Buffer
+	r, err := New(p, Options{Rejections: &out, MaxHeld: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range rs {
+		r.Add(q)
+		if n := cap(r.r.second); n > 8 {
+			t.Fatalf("%d requests' room held; want at most MaxHeld's", n)
+		}
+	}
+	rep, err := r.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requests != 12 || rep.Unspread != 6 || rep.Rejected != 11 {
+		t.Errorf("requests %d, unspread %d, rejected %d; want 12, 6, 11", rep.Requests, rep.Unspread, rep.Rejected)
+	}
+	rows, _ := csv.NewReader(&out).ReadAll()
+	var times []string
+	for _, row := range rows[1:] {
+		times = append(times, strings.TrimPrefix(row[0], "2026-11-30T10:00:0"))
+	}
+	want := "0.25Z 0.5Z 0.75Z 0.75Z 0.75Z 0.75Z 0.75Z 0.75Z 0.75Z 1Z 1.5Z"
+	if got := strings.Join(times, " "); got != want {
+		t.Errorf("rejected at %s, want %s", got, want)
+	}
+}
