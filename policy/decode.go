@@ -39,12 +39,25 @@ const (
 // fields, types, durations, unique names, known algorithms) and every value
 // against the ranges of packages algorithms and calc. A bad document gives
 // Errors listing every problem with its line and column.
+//
+// The document is UTF-8, optionally after a byte order mark; one of UTF-16
+// or UTF-32 is refused. Before the YAML tokenizer sees it, one pass over
+// the bytes that allocates nothing refuses it, at the first byte past the
+// limit, if it breaks MaxSize, MaxDepth, MaxLines, MaxLineLength,
+// MaxTokens, MaxKeys, MaxMappingKeys or MaxAnchors, or holds a tag or a
+// directive; so refusing any document costs memory in proportion to its
+// size, not to the syntax it holds.
 func Decode(r io.Reader) (Policy, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		// One allocation for a reader that knows its length, with room
+		// for the read that finds the end.
+		buf.Grow(min(l.Len(), MaxSize+1) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {
 		return Policy{}, Errors{{Message: "cannot read the document: " + err.Error()}}
 	}
-	return decode(data, true)
+	return decode(buf.Bytes(), true)
 }
 
 // DecodeFile decodes the policy file name, or stdin when name is "-", as
@@ -67,11 +80,23 @@ func decodeOnly(data []byte) (Policy, error) { return decode(data, false) }
 
 func decode(data []byte, check bool) (Policy, error) {
 	if len(data) > MaxSize {
-		return Policy{}, Errors{{Message: fmt.Sprintf("the document is larger than %d bytes (1 MiB)", MaxSize)}}
+		return Policy{}, Errors{prescan(data)}
+	}
+	data, bomErr := trimBOM(data)
+	if bomErr != nil {
+		return Policy{}, Errors{bomErr}
 	}
 	if err := checkUTF8(data); err != nil {
 		return Policy{}, Errors{err}
 	}
+	if err := prescan(data); err != nil {
+		return Policy{}, Errors{err}
+	}
+	return parse(data, check)
+}
+
+// parse decodes a document that passed prescan.
+func parse(data []byte, check bool) (Policy, error) {
 	tokens := lexer.Tokenize(string(data))
 	if err := checkDepth(tokens); err != nil {
 		return Policy{}, Errors{err}
@@ -116,6 +141,32 @@ func decode(data []byte, check bool) (Policy, error) {
 	return p, nil
 }
 
+// Byte order marks: UTF-8's is skipped at the start of a document, the
+// others are refused.
+var boms = []struct {
+	mark, name string
+}{
+	{"\x00\x00\xFE\xFF", "UTF-32 (big-endian)"},
+	{"\xFF\xFE\x00\x00", "UTF-32 (little-endian)"},
+	{"\xFE\xFF", "UTF-16 (big-endian)"},
+	{"\xFF\xFE", "UTF-16 (little-endian)"},
+}
+
+// trimBOM drops a UTF-8 byte order mark at the start of data, and refuses
+// a document that starts with the mark of another encoding. A mark
+// anywhere else is left to the parser: in a quoted string it is a
+// character, elsewhere it makes an unknown key or value.
+func trimBOM(data []byte) ([]byte, *Error) {
+	for _, b := range boms {
+		if bytes.HasPrefix(data, []byte(b.mark)) {
+			return nil, &Error{Line: 1, Column: 1,
+				Message: fmt.Sprintf("the document is %s, by its byte order mark; want UTF-8", b.name),
+				Hint:    "save it as UTF-8"}
+		}
+	}
+	return bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")), nil
+}
+
 // checkUTF8 refuses a document that is not UTF-8, at the first bad byte.
 func checkUTF8(data []byte) *Error {
 	if utf8.Valid(data) {
@@ -138,6 +189,9 @@ func checkUTF8(data []byte) *Error {
 // "- - - …" a few hundred thousand deep takes minutes), while the lexer
 // is linear. The depth is that of flow collections ([ and {) plus block
 // collections, told apart by the column of their "-" entries and keys.
+// prescan has refused deeper documents before tokenizing, counting the
+// same way from the bytes; this check keeps the bound on the tokens
+// themselves.
 func checkDepth(tokens token.Tokens) *Error {
 	type block struct {
 		col int

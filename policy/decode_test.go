@@ -65,9 +65,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"merge key", head + "service: &s {capacity: 100}\nglobal:\n  <<: *s\n", [][2]string{{"6:3 ", "merge keys"}}},
 		{"unknown alias", head + "service: *nothing\n", [][2]string{{"4:10 ", "names no anchor"}}},
 		{"invalid UTF-8", head + "service: {capacity: 100}\n# \xff\n", [][2]string{{"5:3 ", "not valid UTF-8"}}},
-		{"deep flow nesting", head + "x: " + strings.Repeat("[", 40), [][2]string{{"4:35 ", "nested deeper than 32"}}},
-		{"deep block nesting", head + deepBlock(40), [][2]string{{"36:33 ", "nested deeper than 32"}}},
-		{"deep compact nesting", head + strings.Repeat("- ", 40000), [][2]string{{"4:65 ", "nested deeper than 32"}}},
+		{"deep flow nesting", head + "x: " + strings.Repeat("[", 40), [][2]string{{"4:35 ", "nested 33 deep; the most is 32"}}},
+		{"deep block nesting", head + deepBlock(40), [][2]string{{"36:33 ", "nested 33 deep; the most is 32"}}},
+		{"deep compact nesting", head + strings.Repeat("- ", 4000), [][2]string{{"4:65 ", "nested 33 deep; the most is 32"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

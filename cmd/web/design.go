@@ -22,7 +22,11 @@ type designPage struct {
 
 // parseDesignQuery reads a design URL's raw query and resolves it.
 func parseDesignQuery(raw string) *designPage {
-	d := design.ParseQuery(raw)
+	return newDesignPage(design.ParseQuery(raw))
+}
+
+// newDesignPage resolves a parsed design.
+func newDesignPage(d *design.Design) *designPage {
 	return &designPage{d: d, r: d.Resolve()}
 }
 

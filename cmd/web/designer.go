@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
@@ -23,98 +27,202 @@ const (
 	resultsPath  = "/designer/results"
 )
 
-// handleDesigner answers GET /: the form filled in from the design URL and
-// every result, rendered on the server so the page works without
-// JavaScript.
-func handleDesigner(c echo.Context) error {
-	v := designerView(c.Request().URL.RawQuery)
-	v.Results.Base = baseURL(c)
-	if c.Request().Header.Get("HX-Request") == "true" {
-		// A form htmx brought back (a new algorithm): the address is the
-		// design's canonical URL, not the form's every blank field.
-		c.Response().Header().Set("HX-Push-Url", designerPath+"?"+v.Results.Query)
-	}
-	return render(c, http.StatusOK, views.Designer(v))
+// pages is what the heavy page handlers share: the gate on heavy
+// requests and their deadline, the cache of deterministic renders and the
+// public URL for absolute links.
+type pages struct {
+	gate      *heavyGate
+	timeout   time.Duration
+	cache     *pageCache
+	publicURL string
 }
 
-// baseURL is the server's absolute URL as the request reached it, for the
-// documentation snippets: scheme (X-Forwarded-Proto behind a proxy) and
-// Host.
-func baseURL(c echo.Context) string {
-	return c.Scheme() + "://" + c.Request().Host
+// maxEchoedURL bounds a URL the server echoes in a response header
+// (HX-Push-Url, /import's Location). nginx's default proxy buffer (4 KiB
+// on most platforms) must hold every response header, and ratelab's own
+// (the security policy, rate-limit headers) take about 1 KiB; a longer
+// design URL is left out of the header (HX-Push-Url) or answered without
+// one (/import renders the page).
+const maxEchoedURL = 2048
+
+// pushURL is the HX-Push-Url value of a design's canonical query, or ""
+// when it is longer than maxEchoedURL: htmx then leaves the address bar as
+// it is, which is better than a 502 from the proxy.
+func pushURL(query string) string {
+	u := designerPath + "?" + query
+	if len(u) > maxEchoedURL {
+		return ""
+	}
+	return u
+}
+
+// designerKey is the cache key of a designer page or results fragment:
+// only for a query that is already canonical (the form then shows exactly
+// what the design holds, so the same key is the same bytes), with the
+// base URL its snippets use and whether htmx asked.
+func designerKey(kind, raw, canonical, base string, hx bool) (string, bool) {
+	if raw != "" && raw != canonical {
+		return "", false
+	}
+	return fmt.Sprintf("%s\x00%t\x00%s\x00%s", kind, hx, base, raw), true
+}
+
+// handleDesigner answers GET /: the form filled in from the design URL and
+// every result, rendered on the server so the page works without
+// JavaScript. A form htmx brought back (a new algorithm) carries the
+// design's canonical URL in HX-Push-Url, not the form's every blank field.
+func (pg *pages) handleDesigner(c echo.Context) error {
+	hx := c.Request().Header.Get("HX-Request") == "true"
+	return pg.designerPage(c, "designer", hx, func(v views.DesignerView) templ.Component { return views.Designer(v) })
 }
 
 // handleDesignerResults answers GET /designer/results: the same results
 // component as the page, plus each field's message out of band, for htmx
 // to swap in. HX-Push-Url puts the design's canonical URL (the page, not
 // this fragment) in the address bar.
-func handleDesignerResults(c echo.Context) error {
-	v := designerView(c.Request().URL.RawQuery)
-	v.Results.Base = baseURL(c)
-	c.Response().Header().Set("HX-Push-Url", designerPath+"?"+v.Results.Query)
-	return render(c, http.StatusOK, views.ResultsUpdate(v))
+func (pg *pages) handleDesignerResults(c echo.Context) error {
+	return pg.designerPage(c, "results", true, func(v views.DesignerView) templ.Component { return views.ResultsUpdate(v) })
+}
+
+// designerPage answers a designer page or fragment from the cache, or
+// works it out within the heavy budget (stopping when the request's
+// context ends) and keeps it.
+func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(views.DesignerView) templ.Component) error {
+	raw := c.Request().URL.RawQuery
+	base := pg.baseURL(c)
+	d := design.ParseQuery(raw)
+	key, cacheable := designerKey(kind, raw, d.Query(), base, push)
+	if r, ok := pg.cache.get(key); cacheable && ok {
+		return writeRendered(c, http.StatusOK, r)
+	}
+	w, err := enterHeavy(c, pg.gate, pg.timeout)
+	if err != nil {
+		return err
+	}
+	defer w.leave()
+	ctx := c.Request().Context()
+	v, err := designerViewOf(ctx, newDesignPage(d))
+	if err != nil {
+		return err
+	}
+	v.Results.Base = base
+	r := rendered{contentType: echo.MIMETextHTMLCharsetUTF8}
+	if push {
+		r.pushURL = pushURL(v.Results.Query)
+	}
+	if r.body, err = renderBytes(c, comp(v)); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cacheable {
+		pg.cache.put(key, r)
+	}
+	return writeRendered(c, http.StatusOK, r)
+}
+
+// writeRendered writes a render with status, and its HX-Push-Url.
+func writeRendered(c echo.Context, status int, r rendered) error {
+	if r.pushURL != "" {
+		c.Response().Header().Set("HX-Push-Url", r.pushURL)
+	}
+	return c.Blob(status, r.contentType, r.body)
+}
+
+// baseURL is the server's absolute URL for the documentation snippets:
+// -public-url when set, else as the request reached it: scheme
+// (X-Forwarded-Proto behind a trusted proxy) and Host.
+func (pg *pages) baseURL(c echo.Context) string {
+	if pg.publicURL != "" {
+		return pg.publicURL
+	}
+	return c.Scheme() + "://" + c.Request().Host
 }
 
 // designerView parses a design URL's raw query and builds the page's view
 // model. It never fails: bad input becomes messages next to the fields.
 func designerView(rawQuery string) views.DesignerView {
-	d := parseDesignQuery(rawQuery)
-	results := d.results()
+	v, _ := designerViewOf(context.Background(), parseDesignQuery(rawQuery))
+	return v
+}
+
+// designerViewOf builds the page's view model of d; it fails only when ctx
+// ends first (ctx.Err()).
+func designerViewOf(ctx context.Context, d *designPage) (views.DesignerView, error) {
+	results, err := d.resultsOf(ctx)
+	if err != nil {
+		return views.DesignerView{}, err
+	}
 	return views.DesignerView{
 		Title: "ratelab: rate-limit designer", Form: d.form(), Results: results,
 		Import: views.ImportView{Action: importPath},
-	}
+	}, nil
 }
 
-// results works the design out for the page: its policy with every limit
+// results works the design out (see resultsOf) with no deadline.
+func (d *designPage) results() views.ResultsView {
+	rv, _ := d.resultsOf(context.Background())
+	return rv
+}
+
+// resultsOf works the design out for the page: its policy with every limit
 // and where it departs from the calculator's proposal, the policy's lint,
 // the calculator's numbers when the design has measurements, and the
 // charts: the policy's own limits on the pattern, then the calculator's
-// algorithms side by side.
-func (d *designPage) results() views.ResultsView {
+// algorithms side by side. Between the expensive steps it checks ctx, and
+// returns ctx.Err() once ctx has ended (the client left, the deadline
+// passed): the simulations themselves take no context.
+func (d *designPage) resultsOf(ctx context.Context) (views.ResultsView, error) {
 	rv := views.ResultsView{Query: d.query()}
 	p, probs := d.policy()
 	if len(probs) > 0 {
 		for _, pr := range probs {
 			rv.Problems = append(rv.Problems, views.Problem{Field: pr.Field, Anchor: anchor(pr.Field), Message: pr.Message})
 		}
-		return rv
+		return rv, nil
 	}
 	rv.Policy = policyView(p, d.r)
 	rv.Result = d.r.Sizing
 	rv.ExportURL = exportPath + "?" + rv.Query
 	rv.Docs = docsSnippets(p, rv.Query)
+	if err := ctx.Err(); err != nil {
+		return rv, err
+	}
 	pattern, ok := d.pattern()
 	if !ok {
 		rv.Pattern = d.patternView(0, "")
 		rv.ChartsError = d.patternError()
-		return rv
+		return rv, nil
 	}
 	charts, info, err := chartset.Policy(p, pattern)
 	if d.chartProblem(err) {
 		rv.Pattern = d.patternView(0, "")
 		rv.ChartsError = d.patternError()
-		return rv
+		return rv, nil
 	}
 	if err != nil {
 		rv.ChartsError = err.Error()
-		return rv
+		return rv, nil
 	}
 	rv.Pattern = d.patternView(info.Arrivals, info.Focus)
+	if err := ctx.Err(); err != nil {
+		return rv, err
+	}
 	if d.r.Sizing != nil {
 		more, _, err := chartset.Build(*d.r.Sizing, pattern)
 		if d.chartProblem(err) {
 			rv.ChartsError = d.patternError()
-			return rv
+			return rv, nil
 		}
 		if err != nil {
 			rv.ChartsError = err.Error()
-			return rv
+			return rv, nil
 		}
 		charts = append(charts, more...)
 	}
 	rv.Charts = charts
-	return rv
+	return rv, ctx.Err()
 }
 
 // chartProblem records a pattern the charts cannot show on its field and

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -37,8 +38,9 @@ var embedThemes = []string{"auto", "light", "dark"}
 // in a page that may be framed by any site; /embed/{chart}.svg is the same
 // chart as a static SVG image (views.RenderSVG), light by default. An unknown chart is a 404
 // naming the charts; a design or theme the designer refuses is a 422 in
-// plain text, which is what an iframe can show.
-func handleEmbed(c echo.Context) error {
+// plain text, which is what an iframe can show. A chart is the same bytes
+// for the same canonical design and theme, so renders are cached by them.
+func (pg *pages) handleEmbed(c echo.Context) error {
 	slug, svg := strings.CutSuffix(c.Param("chart"), ".svg")
 	if !slices.Contains(views.ChartSlugs, slug) {
 		return echo.NewHTTPError(http.StatusNotFound,
@@ -59,8 +61,21 @@ func handleEmbed(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity,
 			fmt.Sprintf("theme: %q is not a theme; want %s", theme, strings.Join(embedThemes, ", ")))
 	}
-	d := parseDesignQuery(raw)
-	rv := d.results()
+	parsed := design.ParseQuery(raw)
+	key := fmt.Sprintf("embed\x00%s\x00%t\x00%s\x00%s", slug, svg, theme, parsed.Query())
+	if r, ok := pg.cache.get(key); ok {
+		return cacheable(c, r.contentType, r.body)
+	}
+	w, err := enterHeavy(c, pg.gate, pg.timeout)
+	if err != nil {
+		return err
+	}
+	defer w.leave()
+	d := newDesignPage(parsed)
+	rv, err := d.resultsOf(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	if len(rv.Problems) > 0 {
 		msgs := make([]string, len(rv.Problems))
 		for i, p := range rv.Problems {
@@ -80,6 +95,7 @@ func handleEmbed(c echo.Context) error {
 		if err != nil {
 			return fmt.Errorf("render %s.svg: %w", slug, err)
 		}
+		pg.cache.put(key, rendered{contentType: "image/svg+xml", body: body})
 		return cacheable(c, "image/svg+xml", body)
 	}
 	var buf bytes.Buffer
@@ -87,6 +103,7 @@ func handleEmbed(c echo.Context) error {
 	if err := views.EmbedPage(v).Render(c.Request().Context(), &buf); err != nil {
 		return fmt.Errorf("render embed: %w", err)
 	}
+	pg.cache.put(key, rendered{contentType: "text/html; charset=utf-8", body: buf.Bytes()})
 	return cacheable(c, "text/html; charset=utf-8", buf.Bytes())
 }
 

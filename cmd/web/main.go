@@ -21,8 +21,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,13 +32,15 @@ import (
 )
 
 // Timeouts of the HTTP server. WriteTimeout leaves room for simulations,
-// which are the slowest pages.
+// which are the slowest pages. A stop signal lets in-flight requests
+// finish for up to defaultShutdownTimeout (-shutdown-timeout), the grace
+// period most orchestrators give (Kubernetes: 30 s); set theirs longer.
 const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 10 * time.Second
-	writeTimeout      = 30 * time.Second
-	idleTimeout       = 2 * time.Minute
-	shutdownTimeout   = 10 * time.Second
+	readHeaderTimeout      = 5 * time.Second
+	readTimeout            = 10 * time.Second
+	writeTimeout           = 30 * time.Second
+	idleTimeout            = 2 * time.Minute
+	defaultShutdownTimeout = 30 * time.Second
 )
 
 func main() {
@@ -64,6 +68,24 @@ type config struct {
 	// apiLimit is the rate limit on each client of /api/ (token_bucket or
 	// gcra); a zero Rate, as in the zero config, turns it off.
 	apiLimit algorithms.Spec
+	// pageLimit is the rate limit on each client of the heavy pages (the
+	// designer, results, embeds, exports); a zero Rate turns it off.
+	pageLimit algorithms.Spec
+	// maxHeavy caps the heavy requests in flight (simulations and heavy
+	// pages), in slots; 0 means defaultMaxHeavy. heavyTimeout bounds one
+	// heavy request's work; 0 means defaultHeavyTimeout.
+	maxHeavy     int
+	heavyTimeout time.Duration
+	// pageCache bounds the cache of rendered designs, in bytes; 0 means
+	// defaultPageCache, negative turns it off.
+	pageCache int64
+	// publicURL is the server's absolute URL for the links in docs
+	// snippets ("https://ratelab.example.com"); "" means the request's
+	// scheme and Host.
+	publicURL string
+	// shutdownTimeout is how long run lets in-flight requests finish
+	// after a stop signal; 0 means defaultShutdownTimeout. Only run uses it.
+	shutdownTimeout time.Duration
 	// clock is the rate limit's time source; nil means time.Now. Tests
 	// inject a fake one and never sleep.
 	clock func() time.Time
@@ -77,6 +99,9 @@ type config struct {
 	// time to upload and measure it; 0 means the defaults.
 	logLimit   int64
 	logTimeout time.Duration
+	// uploads bounds the access-log uploads (concurrency, rate, clients,
+	// held requests); nil means the defaults, counted per route.
+	uploads *uploads
 	// noMetrics leaves /metrics out of the routes.
 	noMetrics bool
 	// readTimeout, writeTimeout and idleTimeout bound each connection (see
@@ -134,15 +159,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case <-ctx.Done():
 	}
 
-	cfg.logger.Info("shutting down", "timeout", shutdownTimeout)
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	// Shutdown stops accepting and waits for in-flight requests (uploads
+	// included) to finish; past the timeout the rest are closed, which
+	// cancels their contexts. Either way the server has stopped as asked:
+	// exit 0.
+	timeout := cfg.shutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultShutdownTimeout
+	}
+	cfg.logger.Info("shutting down", "timeout", timeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		cfg.logger.Warn("shutdown timeout: closing the requests still in flight", "timeout", timeout)
+		if err := srv.Close(); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	cfg.logger.Info("stopped")
 	return nil
+}
+
+// parsePublicURL checks a -public-url value: empty, or an absolute http or
+// https URL with a host and no query or fragment. It returns it without a
+// trailing slash, ready to prefix paths.
+func parsePublicURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q; want an absolute http or https URL such as https://ratelab.example.com, without query or fragment", s)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
 }

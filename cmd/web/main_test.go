@@ -253,7 +253,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run after cancel: got %v, want nil", err)
 		}
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(defaultShutdownTimeout + 5*time.Second):
 		t.Fatal("run did not return after the context was cancelled")
 	}
 	if _, addrs := logs.snapshot(); len(addrs) != 1 {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,9 +22,21 @@ const (
 	defaultAPIBurst = 40
 )
 
-// apiPolicyName names the API's limit in the RateLimit and RateLimit-Policy
-// headers.
-const apiPolicyName = "api"
+// Defaults of the pages' own rate limit: each client IP may ask for 5
+// designer pages, results, embeds or exports per second, in bursts of up
+// to 30 (a documentation page with a dozen embedded charts, and the
+// designer's live updates while typing).
+const (
+	defaultPageRate  = 5
+	defaultPageBurst = 30
+)
+
+// apiPolicyName and pagePolicyName name the limits in the RateLimit and
+// RateLimit-Policy headers.
+const (
+	apiPolicyName  = "api"
+	pagePolicyName = "pages"
+)
 
 // Key reclamation. Rested keys (a full bucket) are dropped at least every
 // reclaimInterval of the limiter's clock, and also whenever the number of
@@ -35,15 +48,21 @@ const (
 	reclaimMinKeys  = 4096
 )
 
-// apiLimiter limits each client of the JSON API with one of the project's
-// own limiters (token_bucket or gcra), keyed by client address.
+// apiLimiter limits each client of the JSON API (or, with its own spec,
+// of the expensive pages) with one of the project's own limiters
+// (token_bucket or gcra), keyed by client address.
 //
 // The limiter itself reads no clock: apiLimiter owns the clock (time.Now
 // unless a test injects one) and passes the time since its start to every
 // decision. A mutex makes it safe for concurrent use; a decision takes
 // tens of nanoseconds, so one lock is not a bottleneck.
 type apiLimiter struct {
-	spec    algorithms.Spec
+	spec algorithms.Spec
+	// name is the limit's name in its headers; scope says which requests
+	// it limits, and what names them in a 429's message.
+	name    string
+	scope   func(*http.Request) bool
+	what    string
 	now     func() time.Time
 	start   time.Time
 	metrics *metrics
@@ -57,9 +76,36 @@ type apiLimiter struct {
 	reclaimKeys int // reclaim when Keys reaches this
 }
 
-// newAPILimiter returns a limiter for spec, which must be a token_bucket or
-// gcra. now is its clock (nil means time.Now); rejections are counted in m.
+// newAPILimiter returns the API's limiter for spec, which must be a
+// token_bucket or gcra: it limits /api/ and POST /import (which decodes a
+// policy as the API does). now is its clock (nil means time.Now);
+// rejections are counted in m.
 func newAPILimiter(spec algorithms.Spec, now func() time.Time, m *metrics) (*apiLimiter, error) {
+	return newLimiter(apiPolicyName, isAPIWork, "the API", spec, now, m)
+}
+
+// isAPIWork reports whether the API's rate limit applies to req.
+func isAPIWork(req *http.Request) bool {
+	return isAPI(req.URL.Path) || req.URL.Path == importPath
+}
+
+// newPageLimiter returns the pages' limiter for spec: it limits the
+// designer, its results, embeds and exports (isHeavyPage).
+func newPageLimiter(spec algorithms.Spec, now func() time.Time, m *metrics) (*apiLimiter, error) {
+	return newLimiter(pagePolicyName, isHeavyPage, "the designer, embed and export pages", spec, now, m)
+}
+
+// isHeavyPage reports whether req asks for a page that simulates or
+// renders a design: the designer, its results, an embed, the exports.
+func isHeavyPage(req *http.Request) bool {
+	p := req.URL.Path
+	return p == designerPath || p == resultsPath || p == exportsPath ||
+		strings.HasPrefix(p, "/embed/") || strings.HasPrefix(p, "/export/")
+}
+
+// newLimiter returns a limiter called name for the requests scope
+// accepts; what names them in messages.
+func newLimiter(name string, scope func(*http.Request) bool, what string, spec algorithms.Spec, now func() time.Time, m *metrics) (*apiLimiter, error) {
 	if spec.Algorithm != algorithms.NameTokenBucket && spec.Algorithm != algorithms.NameGCRA {
 		return nil, fmt.Errorf("api-algorithm: %q; want token_bucket or gcra", spec.Algorithm)
 	}
@@ -73,21 +119,27 @@ func newAPILimiter(spec algorithms.Spec, now func() time.Time, m *metrics) (*api
 	window := max(1, int64(math.Ceil(float64(spec.Burst)/spec.Rate)))
 	return &apiLimiter{
 		spec:        spec,
+		name:        name,
+		scope:       scope,
+		what:        what,
 		now:         now,
 		start:       now(),
 		metrics:     m,
-		policy:      fmt.Sprintf("%q;q=%d;w=%d", apiPolicyName, spec.Burst, window),
+		policy:      fmt.Sprintf("%q;q=%d;w=%d", name, spec.Burst, window),
 		lim:         lim,
 		reclaimKeys: reclaimMinKeys,
 	}, nil
 }
 
 // allow decides one request of key now, and reclaims rested keys when due.
-func (l *apiLimiter) allow(key string) algorithms.Decision {
+func (l *apiLimiter) allow(key string) algorithms.Decision { return l.allowN(key, 1) }
+
+// allowN decides n units of quota for key now.
+func (l *apiLimiter) allowN(key string, n int64) algorithms.Decision {
 	t := l.now().Sub(l.start)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d := l.lim.Allow(key, t, 1)
+	d := l.lim.Allow(key, t, n)
 	if t-l.lastReclaim >= reclaimInterval || l.lim.Keys() >= l.reclaimKeys {
 		l.lim.Reclaim(t)
 		l.lastReclaim = t
@@ -103,43 +155,87 @@ func (l *apiLimiter) keys() int {
 	return l.lim.Keys()
 }
 
-// middleware limits requests under /api/ and leaves every other path
-// alone. Each API response carries RateLimit-Policy and RateLimit (IETF
-// draft-ietf-httpapi-ratelimit-headers-10); a rejected request gets 429,
-// Retry-After in whole seconds (rounded up, never 0) and the API's error
-// body, and is counted by route.
+// middleware limits the requests of its scope and leaves every other
+// request alone. Each limited response carries RateLimit-Policy and
+// RateLimit (IETF draft-ietf-httpapi-ratelimit-headers-10); a rejected
+// request gets 429, Retry-After in whole seconds (rounded up, never 0) and
+// the API's error body (plain text for a page), and is counted by route.
+// An admitted request's quota is left for the heavy routes to charge more
+// as their work becomes known (quota.charge).
 func (l *apiLimiter) middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !isAPI(c.Request().URL.Path) {
+			if !l.scope(c.Request()) {
 				return next(c)
 			}
-			d := l.allow(clientKey(c.RealIP()))
-			h := c.Response().Header()
-			h.Set("RateLimit-Policy", l.policy)
-			if d.Allowed {
-				h.Set("RateLimit", l.rateLimit(d.Remaining, l.untilMore(d)))
-				return next(c)
+			key := clientKey(c.RealIP())
+			d := l.allow(key)
+			c.Response().Header().Set("RateLimit-Policy", l.policy)
+			if !d.Allowed {
+				return l.refuse(c, d, fmt.Sprintf("too many requests: each client may send %s requests per second to %s, in bursts of up to %d",
+					strconv.FormatFloat(l.spec.Rate, 'g', -1, 64), l.what, l.spec.Burst))
 			}
-			retry := l.retryAfter(d)
-			h.Set("RateLimit", l.rateLimit(d.Remaining, retry))
-			h.Set(echo.HeaderRetryAfter, strconv.FormatInt(retry, 10))
-			h.Set(echo.HeaderCacheControl, "no-store")
-			l.metrics.rejected(c.Path())
-			msg := fmt.Sprintf("too many requests: each client may send %s requests per second to the API, in bursts of up to %d; retry after %d s",
-				strconv.FormatFloat(l.spec.Rate, 'g', -1, 64), l.spec.Burst, retry)
-			return writeJSON(c, http.StatusTooManyRequests, map[string]any{"errors": []fieldProblem{{Message: msg}}})
+			c.Response().Header().Set("RateLimit", l.rateLimit(d.Remaining, l.untilMore(d)))
+			c.Set(quotaKey, &quota{lim: l, key: key, charged: 1})
+			return next(c)
 		}
 	}
+}
+
+// refuse answers a rejection d with 429, its headers and msg (to which it
+// adds the wait).
+func (l *apiLimiter) refuse(c echo.Context, d algorithms.Decision, msg string) error {
+	retry := l.retryAfter(d)
+	h := c.Response().Header()
+	h.Set("RateLimit-Policy", l.policy)
+	h.Set("RateLimit", l.rateLimit(d.Remaining, retry))
+	h.Set(echo.HeaderRetryAfter, strconv.FormatInt(retry, 10))
+	h.Set(echo.HeaderCacheControl, "no-store")
+	l.metrics.rejected(c.Path())
+	msg = fmt.Sprintf("%s; retry after %d s", msg, retry)
+	if !isAPI(c.Request().URL.Path) {
+		return c.String(http.StatusTooManyRequests, msg)
+	}
+	return writeJSON(c, http.StatusTooManyRequests, map[string]any{"errors": []fieldProblem{{Message: msg}}})
+}
+
+// quota is what a rate limit has charged one request so far; the
+// middleware charges 1, a heavy handler more once it knows its size.
+type quota struct {
+	lim     *apiLimiter
+	key     string
+	charged int64
+}
+
+// quotaKey is where the middleware leaves an admitted request's *quota.
+const quotaKey = "ratelab.quota"
+
+// charge brings the request's charge up to want units for the work of
+// n arrivals, or answers 429 when the client's quota does not hold the
+// rest. The limiter takes nothing from a rejected charge.
+func (q *quota) charge(c echo.Context, want int64, n int) error {
+	extra := want - q.charged
+	if extra <= 0 {
+		return nil
+	}
+	d := q.lim.allowN(q.key, extra)
+	if !d.Allowed {
+		return q.lim.refuse(c, d, fmt.Sprintf("too many requests: a simulation of %d arrivals costs %d requests of the client's quota "+
+			"(1 + arrivals/%d, at most the burst of %d); it has %d more left",
+			n, want, arrivalsPerRequest, q.lim.spec.Burst, d.Remaining))
+	}
+	q.charged = want
+	c.Response().Header().Set("RateLimit", q.lim.rateLimit(d.Remaining, q.lim.untilMore(d)))
+	return nil
 }
 
 // rateLimit formats the RateLimit header: r requests remain, and more
 // quota comes in t seconds (t < 0 leaves it out).
 func (l *apiLimiter) rateLimit(r, t int64) string {
 	if t < 0 {
-		return fmt.Sprintf("%q;r=%d", apiPolicyName, r)
+		return fmt.Sprintf("%q;r=%d", l.name, r)
 	}
-	return fmt.Sprintf("%q;r=%d;t=%d", apiPolicyName, r, t)
+	return fmt.Sprintf("%q;r=%d;t=%d", l.name, r, t)
 }
 
 // untilMore is the whole seconds, rounded up, until an admitted key gains
@@ -161,7 +257,7 @@ func (l *apiLimiter) untilMore(d algorithms.Decision) int64 {
 func (l *apiLimiter) retryAfter(d algorithms.Decision) int64 {
 	w := d.RetryAfter()
 	if w == algorithms.Never {
-		// A cost above the burst; the API only asks for 1, so this is
+		// A cost above the burst; charges stop at the burst, so this is
 		// defensive: point at a full refill.
 		w = time.Duration(float64(l.spec.Burst) / l.spec.Rate * float64(time.Second))
 	}
@@ -186,4 +282,18 @@ func clientKey(ip string) string {
 		return a.String()
 	}
 	return p.String()
+}
+
+// pageRateLimit returns the middleware that limits each client of the
+// heavy pages by cfg.pageLimit; with the limit off (a zero Rate) it passes
+// every request through. It panics on a spec that run would have rejected.
+func pageRateLimit(cfg config, m *metrics) echo.MiddlewareFunc {
+	if cfg.pageLimit.Rate == 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	lim, err := newPageLimiter(cfg.pageLimit, cfg.clock, m)
+	if err != nil {
+		panic(fmt.Sprintf("newServer: page rate limit: %v", err))
+	}
+	return lim.middleware()
 }

@@ -35,7 +35,8 @@ func newServer(cfg config) *echo.Echo {
 		requestLogger(logger),
 		recoverPanics(),
 		bodyLimit(cfg.apiBodyLimit),
-		apiRateLimit(cfg, m), // /api/ only
+		apiRateLimit(cfg, m),  // /api/ and POST /import
+		pageRateLimit(cfg, m), // the heavy pages
 		compress(),
 	)
 
@@ -44,21 +45,24 @@ func newServer(cfg config) *echo.Echo {
 		// uptime checks and caches that probe with HEAD work.
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, mw...)
 	}
-	get(designerPath, handleDesigner)
-	get(resultsPath, handleDesignerResults)
+	gate := newHeavyGate(cfg.maxHeavy)
+	hv := heavy(gate, cfg.heavyTimeout)
+	pg := &pages{gate: gate, timeout: cfg.heavyTimeout, cache: newPageCache(cfg.pageCache), publicURL: cfg.publicURL}
+	get(designerPath, pg.handleDesigner) // the cached ones take the gate on a miss
+	get(resultsPath, pg.handleDesignerResults)
 	get("/healthz", handleHealthz)
 	get(schemaPath, handleSchema)
 	get(exportPath, handleExport)
-	get(exportTargetPath, handleExportTarget)
-	get(exportsPath, handleExports)
-	get(embedPath, handleEmbed)
+	get(exportTargetPath, handleExportTarget, hv)
+	get(exportsPath, handleExports, hv)
+	get(embedPath, pg.handleEmbed)
 	get(measurePath, handleMeasurePage)
 	e.POST(measurePath, handleMeasure(cfg))
 	e.POST(rejectionsPath, handleRejections(cfg))
 	e.POST(importPath, handleImport)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)
-	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals))
+	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals), hv)
 	e.POST(lintPath, handleLint)
 	get("/api/openapi.json", handleOpenAPI)
 	get("/static/*", echo.StaticDirectoryHandler(static.FS, true), staticCache(), precompressed())
@@ -77,11 +81,20 @@ func handleHealthz(c echo.Context) error {
 // a failing component becomes a clean 500 from errorHandler instead of half
 // a page.
 func render(c echo.Context, status int, comp templ.Component) error {
+	b, err := renderBytes(c, comp)
+	if err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, b)
+}
+
+// renderBytes renders comp for c into memory.
+func renderBytes(c echo.Context, comp templ.Component) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
-		return fmt.Errorf("render %s: %w", c.Request().URL.Path, err)
+		return nil, fmt.Errorf("render %s: %w", c.Request().URL.Path, err)
 	}
-	return c.HTMLBlob(status, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // errorHandler is the one place where errors become responses. An

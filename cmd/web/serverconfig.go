@@ -26,6 +26,14 @@ type serverFlags struct {
 	readTimeout    *time.Duration
 	writeTimeout   *time.Duration
 	idleTimeout    *time.Duration
+	// The heavy requests' budget, the render cache and the public URL.
+	pageRate        *float64
+	pageBurst       *int64
+	maxHeavy        *int
+	heavyTimeout    *time.Duration
+	pageCache       *int64
+	publicURL       *string
+	shutdownTimeout *time.Duration
 }
 
 // addServerFlags defines the server's flags on fs.
@@ -54,6 +62,20 @@ func addServerFlags(fs *flag.FlagSet) serverFlags {
 			"longest `duration` from the end of the request headers to the end of the response"),
 		idleTimeout: fs.Duration("idle-timeout", idleTimeout,
 			"longest `duration` a keep-alive connection waits for its next request"),
+		pageRate: fs.Float64("page-rate", defaultPageRate,
+			"`requests per second` each client address may send to the designer, results, embed and export pages; 0 turns their rate limit off"),
+		pageBurst: fs.Int64("page-burst", defaultPageBurst,
+			"`requests` a client address may send to those pages at once (the bucket size)"),
+		maxHeavy: fs.Int("max-heavy", defaultMaxHeavy,
+			"`slots` of heavy requests in flight (simulations, designer pages, embeds, exports; a simulation takes one more per 250000 arrivals); beyond them 503 with Retry-After"),
+		heavyTimeout: fs.Duration("heavy-timeout", defaultHeavyTimeout,
+			"longest `duration` of one heavy request's work; past it the work stops and the answer is 503"),
+		pageCache: fs.Int64("page-cache", defaultPageCache,
+			"`bytes` of rendered embeds and designer pages kept for repeat requests; 0 turns the cache off"),
+		publicURL: fs.String("public-url", "",
+			"absolute `URL` of the server (https://ratelab.example.com) for the links in docs snippets; empty builds them from each request's Host"),
+		shutdownTimeout: fs.Duration("shutdown-timeout", defaultShutdownTimeout,
+			"longest `duration` in-flight requests (uploads included) may take to finish after SIGTERM or SIGINT"),
 	}
 }
 
@@ -74,6 +96,36 @@ func (f serverFlags) apply(cfg *config) error {
 		return fmt.Errorf("-write-timeout: %s; want more than 0", *f.writeTimeout)
 	case *f.idleTimeout <= 0:
 		return fmt.Errorf("-idle-timeout: %s; want more than 0", *f.idleTimeout)
+	case *f.pageRate < 0:
+		return fmt.Errorf("-page-rate: %g; want 0 (off) or more", *f.pageRate)
+	case *f.maxHeavy < 1:
+		return fmt.Errorf("-max-heavy: %d; want at least 1", *f.maxHeavy)
+	case *f.heavyTimeout <= 0:
+		return fmt.Errorf("-heavy-timeout: %s; want more than 0", *f.heavyTimeout)
+	case *f.pageCache < 0:
+		return fmt.Errorf("-page-cache: %d; want 0 (off) or more bytes", *f.pageCache)
+	case *f.shutdownTimeout <= 0:
+		return fmt.Errorf("-shutdown-timeout: %s; want more than 0", *f.shutdownTimeout)
+	}
+	if *f.pageRate > 0 {
+		spec := algorithms.Spec{Algorithm: algorithms.Name(*f.apiAlgorithm), Rate: *f.pageRate, Burst: *f.pageBurst}
+		if spec.Algorithm != algorithms.NameTokenBucket && spec.Algorithm != algorithms.NameGCRA {
+			return fmt.Errorf("-api-algorithm: %q; want token_bucket or gcra", *f.apiAlgorithm)
+		}
+		if err := spec.Validate(); err != nil {
+			return fmt.Errorf("-page-%w", err)
+		}
+		cfg.pageLimit = spec
+	}
+	publicURL, err := parsePublicURL(*f.publicURL)
+	if err != nil {
+		return fmt.Errorf("-public-url: %w", err)
+	}
+	cfg.publicURL = publicURL
+	cfg.maxHeavy, cfg.heavyTimeout, cfg.shutdownTimeout = *f.maxHeavy, *f.heavyTimeout, *f.shutdownTimeout
+	cfg.pageCache = *f.pageCache
+	if cfg.pageCache == 0 {
+		cfg.pageCache = -1 // the flag's 0 is off; the config's is the default
 	}
 	if *f.apiRate > 0 {
 		spec := algorithms.Spec{Algorithm: algorithms.Name(*f.apiAlgorithm), Rate: *f.apiRate, Burst: *f.apiBurst}

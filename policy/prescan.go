@@ -1,0 +1,507 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// Limits the pre-scan checks in one pass over the bytes, before the YAML
+// tokenizer sees them. The tokenizer keeps some 300 bytes per token and the
+// parser's work on a block mapping grows with the square of its keys, so
+// each limit bounds the work a document can cause, at several times what a
+// policy needs: the examples are a few hundred bytes, and the largest valid
+// policy (16 tiers, 100 endpoints, every field written out) has about 1 500
+// keys and 4 000 tokens.
+const (
+	// MaxLines is the most lines a document may have.
+	MaxLines = 10_000
+	// MaxLineLength is the longest line, in bytes without the line break:
+	// room for the longest description (4096 characters) written on one
+	// line with every character escaped.
+	MaxLineLength = 64 << 10
+	// MaxTokens bounds the pieces of YAML syntax the tokenizer would make
+	// of the document: scalars, the indicators - ? : , [ ] { } | >,
+	// anchors, aliases, comments and document markers.
+	MaxTokens = 16_384
+	// MaxKeys is the most mapping keys in the whole document.
+	MaxKeys = 4096
+	// MaxMappingKeys is the most keys in one block mapping.
+	MaxMappingKeys = 256
+	// MaxAnchors is the most anchors (&name) and aliases (*name) together.
+	MaxAnchors = 1000
+)
+
+// Tags (!tag, !!str) and directives (%YAML, %TAG) are refused: a policy's
+// values are plain strings, numbers and booleans, and a tag could only make
+// one of them something the policy does not know.
+
+// prescan checks data against MaxSize, MaxDepth, MaxLines, MaxLineLength,
+// MaxTokens, MaxKeys, MaxMappingKeys and MaxAnchors, and refuses tags and
+// directives, in one linear pass that allocates nothing unless it refuses.
+// It refuses a document only when one of those is broken, and then at the
+// first byte that breaks it.
+//
+// It follows YAML far enough to know what is text: quoted scalars ("{",
+// '[' and "\"" are not nesting; a doubled quote is one quote in single
+// quotes), comments,
+// block scalars (| and >, whose content lines are text) and multi-line
+// plain scalars. Nesting is flow collections ([ and {) plus block
+// collections, told apart by the column of their "-" entries and keys; a
+// document the parser would read less deeply nested may be counted deeper,
+// never the other way. Whatever it does not follow — invalid YAML the
+// parser refuses anyway — is counted as structure, never skipped as text.
+func prescan(data []byte) *Error {
+	if len(data) > MaxSize {
+		line, col := lineCol(data, MaxSize)
+		return &Error{Line: line, Column: col,
+			Message: fmt.Sprintf("the document is larger than %d bytes (%d KiB), the most a policy may be", MaxSize, MaxSize>>10)}
+	}
+	s := scanner{data: data}
+	for start, line := 0, 1; start < len(data); line++ {
+		end := start
+		for end < len(data) && data[end] != '\n' && data[end] != '\r' {
+			end++
+		}
+		s.line, s.start = line, start
+		if line > MaxLines {
+			return s.fail(start, fmt.Sprintf("the document has more than %d lines", MaxLines), "a policy needs a few hundred")
+		}
+		if end-start > MaxLineLength {
+			return s.fail(start+MaxLineLength, fmt.Sprintf("line %d is %d bytes long; the most is %d", line, end-start, MaxLineLength), "break the line")
+		}
+		if err := s.scanLine(start, end); err != nil {
+			return err
+		}
+		start = end + 1
+		if end+1 < len(data) && data[end] == '\r' && data[end+1] == '\n' {
+			start++
+		}
+	}
+	return nil
+}
+
+// lineCol is the 1-based line and column (in characters) of offset i.
+func lineCol(data []byte, i int) (line, col int) {
+	line, start := 1, 0
+	for j := 0; j < i; j++ {
+		switch {
+		case data[j] == '\n':
+			line, start = line+1, j+1
+		case data[j] == '\r' && (j+1 >= len(data) || data[j+1] != '\n'):
+			line, start = line+1, j+1
+		}
+	}
+	return line, column(data, start, i)
+}
+
+// column is the 1-based column of offset i on the line starting at start,
+// counted in characters as the parser counts them.
+func column(data []byte, start, i int) int {
+	col := 1
+	for _, b := range data[start:i] {
+		if b&0xC0 != 0x80 {
+			col++
+		}
+	}
+	return col
+}
+
+// level is one block collection the scanner is in: a sequence ("-"
+// entries) or a mapping (keys) at a column, with its keys so far.
+type level struct {
+	col  int
+	seq  bool
+	keys int
+}
+
+// scanner is the state of prescan between lines. Its stack is an array
+// bounded by MaxDepth, so scanning allocates nothing.
+type scanner struct {
+	data        []byte
+	line, start int // the current line, from 1, and its first byte
+
+	blocks [MaxDepth]level
+	n      int // blocks in use
+	flow   int // open [ and {
+
+	tokens, keys, anchors int
+
+	quote   byte // '"' or '\'' inside a quoted scalar, else 0
+	plain   bool // inside a plain scalar
+	node    bool // at the start of a node, where indicators mean something
+	after   bool // just after a quoted scalar, alias or flow collection
+	openKey bool // the last block key has no value on its line yet
+	nodeAt  int  // where the current block node began on this line, or -1
+
+	// A block scalar: content lines are those indented more than min, and,
+	// once the first one has fixed it (-1 until then), at least indent.
+	inBlock     bool
+	min, indent int
+}
+
+func (s *scanner) fail(i int, msg, hint string) *Error {
+	return &Error{Line: s.line, Column: column(s.data, s.start, i), Message: msg, Hint: hint}
+}
+
+func (s *scanner) token(i int) *Error {
+	if s.tokens++; s.tokens > MaxTokens {
+		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
+	}
+	return nil
+}
+
+func (s *scanner) deeper(i int) *Error {
+	if d := s.n + s.flow + 1; d > MaxDepth {
+		return s.fail(i, fmt.Sprintf("collections nested %d deep; the most is %d", d, MaxDepth), "a policy nests 4 deep at most")
+	}
+	return nil
+}
+
+// topCol is the column (0-based) of the innermost block collection, -1
+// at the top of a document.
+func (s *scanner) topCol() int {
+	if s.n == 0 {
+		return -1
+	}
+	return s.blocks[s.n-1].col
+}
+
+// block records a "-" entry (seq) or a key at column col (0-based) of the
+// line, at offset i: it closes the collections it is left of, and opens a
+// new one or adds to the one at its column.
+func (s *scanner) block(i, col int, seq bool) *Error {
+	open := s.openKey
+	s.openKey = false
+	for s.n > 0 && s.blocks[s.n-1].col > col {
+		s.n--
+	}
+	if s.n > 0 && s.blocks[s.n-1].col == col {
+		top := &s.blocks[s.n-1]
+		switch {
+		case top.seq == seq:
+			if !seq {
+				return s.key(i, top)
+			}
+			return nil
+		case seq && open: // "key:" then "- entry" at the key's column
+		default: // back from a sequence to its mapping, or a new collection at the same column
+			s.n--
+			if !seq && s.n > 0 && s.blocks[s.n-1].col == col && !s.blocks[s.n-1].seq {
+				return s.key(i, &s.blocks[s.n-1])
+			}
+		}
+	}
+	if err := s.deeper(i); err != nil {
+		return err
+	}
+	s.blocks[s.n] = level{col: col, seq: seq}
+	s.n++
+	if !seq {
+		return s.key(i, &s.blocks[s.n-1])
+	}
+	return nil
+}
+
+// key counts a key of the document, and of the block mapping m if any.
+func (s *scanner) key(i int, m *level) *Error {
+	if s.keys++; s.keys > MaxKeys {
+		return s.fail(i, fmt.Sprintf("the document has more than %d mapping keys", MaxKeys), "a policy needs a few hundred")
+	}
+	if m != nil {
+		if m.keys++; m.keys > MaxMappingKeys {
+			return s.fail(i, fmt.Sprintf("a mapping has more than %d keys", MaxMappingKeys), "a policy's mappings have a dozen at most")
+		}
+	}
+	return nil
+}
+
+func space(b byte) bool { return b == ' ' || b == '\t' }
+
+func flowIndicator(b byte) bool {
+	return b == ',' || b == '[' || b == ']' || b == '{' || b == '}'
+}
+
+// marker reports whether the line is a document marker, "---" or "...",
+// alone or followed by a space.
+func marker(line []byte) bool {
+	if len(line) < 3 || !(bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("..."))) {
+		return false
+	}
+	return len(line) == 3 || space(line[3])
+}
+
+// scanLine scans the line data[i:end].
+func (s *scanner) scanLine(i, end int) *Error {
+	line := s.data[i:end]
+	indent := 0
+	for indent < len(line) && line[indent] == ' ' {
+		indent++
+	}
+	blank := true
+	for _, b := range line {
+		if !space(b) {
+			blank = false
+			break
+		}
+	}
+	if marker(line) {
+		// A document marker ends every scalar, and the block collections.
+		s.inBlock, s.quote, s.plain, s.after, s.openKey = false, 0, false, false, false
+		if s.flow == 0 {
+			s.n = 0
+		}
+		if err := s.token(i); err != nil {
+			return err
+		}
+		s.node, s.nodeAt = true, -1
+		return s.scan(i+3, end)
+	}
+	if s.inBlock {
+		switch {
+		case blank:
+			return nil
+		case s.indent < 0 && indent > s.min:
+			s.indent = indent
+			return nil
+		case s.indent >= 0 && indent >= s.indent:
+			return nil
+		}
+		s.inBlock = false
+	}
+	if s.quote != 0 || s.flow > 0 {
+		return s.scan(i, end)
+	}
+	if blank {
+		return nil // a blank line continues a plain scalar, or changes nothing
+	}
+	j := i + indent
+	for j < end && space(s.data[j]) {
+		j++
+	}
+	if s.plain && indent > s.topCol() && s.data[j] != '#' {
+		return s.scan(j, end) // the next line of a plain scalar
+	}
+	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
+	if s.data[j] == '%' && j == i {
+		return s.fail(j, "directives (%YAML, %TAG) are not supported", "leave the line out")
+	}
+	return s.scan(j, end)
+}
+
+// scan reads data[j:end], part of one line, from the state the line
+// starts in.
+func (s *scanner) scan(j, end int) *Error {
+	data := s.data
+	for j < end {
+		c := data[j]
+		if s.quote != 0 {
+			j = s.scanQuote(j, end)
+			continue
+		}
+		if space(c) {
+			j++
+			continue
+		}
+		comment := c == '#' && (j == s.start || space(data[j-1]))
+		if comment {
+			s.plain = false
+			return s.token(j)
+		}
+		if s.plain {
+			switch {
+			case c == ':' && (s.flow > 0 || j+1 == end || space(data[j+1])):
+			case s.flow > 0 && flowIndicator(c):
+			default:
+				j++
+				continue
+			}
+			s.plain, s.after = false, true
+		}
+		next := byte(' ')
+		if j+1 < end {
+			next = data[j+1]
+		}
+		switch {
+		case c == '-' && space(next) && s.node && s.flow == 0:
+			if err := s.token(j); err != nil {
+				return err
+			}
+			if err := s.block(j, column(data, s.start, j)-1, true); err != nil {
+				return err
+			}
+			j++
+		case c == '?' && space(next) && s.node:
+			if err := s.token(j); err != nil {
+				return err
+			}
+			var err *Error
+			if s.flow == 0 {
+				err = s.block(j, column(data, s.start, j)-1, false)
+			} else {
+				err = s.key(j, nil)
+			}
+			if err != nil {
+				return err
+			}
+			j++
+		case c == ':' && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
+			if err := s.token(j); err != nil {
+				return err
+			}
+			var err *Error
+			if s.flow == 0 {
+				at := j
+				if s.nodeAt >= s.start {
+					at = s.nodeAt // the key's first byte, on this line
+				}
+				err = s.block(at, column(data, s.start, at)-1, false)
+				s.openKey = true
+			} else {
+				err = s.key(j, nil)
+			}
+			if err != nil {
+				return err
+			}
+			s.node, s.after = true, false
+			j++
+		case c == '[' || c == '{':
+			if err := s.token(j); err != nil {
+				return err
+			}
+			if err := s.deeper(j); err != nil {
+				return err
+			}
+			s.startNode(j)
+			s.flow++
+			s.node, s.after = true, false
+			j++
+		case (c == ']' || c == '}') && s.flow > 0:
+			if err := s.token(j); err != nil {
+				return err
+			}
+			s.flow--
+			s.node, s.after = false, true
+			j++
+		case c == ',' && s.flow > 0:
+			if err := s.token(j); err != nil {
+				return err
+			}
+			s.node, s.after = true, false
+			j++
+		case (c == '&' || c == '*') && s.node:
+			if err := s.token(j); err != nil {
+				return err
+			}
+			if s.anchors++; s.anchors > MaxAnchors {
+				return s.fail(j, fmt.Sprintf("the document has more than %d anchors and aliases", MaxAnchors), "a policy needs a few; write the values out")
+			}
+			if c == '*' {
+				s.startNode(j)
+				s.node, s.after = false, true
+			}
+			j++
+			for j < end && !space(data[j]) && !flowIndicator(data[j]) {
+				j++
+			}
+		case c == '!' && s.node:
+			k := j
+			for k < end && !space(data[k]) && !flowIndicator(data[k]) {
+				k++
+			}
+			return s.fail(j, fmt.Sprintf("tag %s: tags are not supported", clip(string(data[j:k]))), "leave the tag out; quote a value to make it a string")
+		case (c == '|' || c == '>') && s.node && s.flow == 0:
+			if !blockHeader(data[j+1 : end]) {
+				return s.fail(j, fmt.Sprintf("%s: invalid block scalar header", clip(string(data[j:end]))), "write | or > alone, or with an indentation digit and + or -")
+			}
+			if err := s.token(j); err != nil {
+				return err
+			}
+			s.inBlock, s.min, s.indent = true, s.topCol(), -1
+			s.openKey = false
+			return s.token(j) // the content
+		case (c == '"' || c == '\'') && (s.node || s.after):
+			if err := s.token(j); err != nil {
+				return err
+			}
+			s.startNode(j)
+			s.quote = c
+			j++
+		default: // a plain scalar
+			if err := s.token(j); err != nil {
+				return err
+			}
+			s.startNode(j)
+			s.plain, s.node, s.after = true, false, false
+			j++
+		}
+	}
+	if s.flow == 0 {
+		s.after = false
+	}
+	return nil
+}
+
+// startNode notes where a node that may be a block key begins.
+func (s *scanner) startNode(j int) {
+	if s.flow == 0 {
+		s.nodeAt = j
+		s.openKey = false
+	}
+}
+
+// scanQuote reads quoted text from j to its closing quote or the end of the
+// line, and returns where it stopped.
+func (s *scanner) scanQuote(j, end int) int {
+	data := s.data
+	for ; j < end; j++ {
+		switch data[j] {
+		case '\\':
+			if s.quote == '"' {
+				j++ // the escaped byte; a line break is handled by the caller
+			}
+		case s.quote:
+			if s.quote == '\'' && j+1 < end && data[j+1] == '\'' {
+				j++
+				continue
+			}
+			s.quote = 0
+			s.node, s.after = false, true
+			return j + 1
+		}
+	}
+	return end
+}
+
+// blockHeader reports whether rest, what follows | or >, is a valid block
+// scalar header: at most one indentation digit (1-9) and one chomping
+// indicator (+ or -), then nothing or a comment.
+func blockHeader(rest []byte) bool {
+	digit, chomp := false, false
+	i := 0
+	for ; i < len(rest) && i < 2; i++ {
+		switch c := rest[i]; {
+		case c >= '1' && c <= '9' && !digit:
+			digit = true
+		case (c == '+' || c == '-') && !chomp:
+			chomp = true
+		default:
+			goto tail
+		}
+	}
+tail:
+	if i == len(rest) {
+		return true
+	}
+	if !space(rest[i]) {
+		return false
+	}
+	for ; i < len(rest); i++ {
+		if rest[i] == '#' {
+			return true
+		}
+		if !space(rest[i]) {
+			return false
+		}
+	}
+	return true
+}
