@@ -317,7 +317,7 @@ func num(f float64) string { return fmt.Sprint(f) }
 // names and endpoint paths of characters that need no quoting), then the
 // options, held to the same rule: header names are RFC 9110 tokens of
 // letters, digits and '-'; Upstream is host:port; Listen is a port or
-// host:port.
+// host:port; Gateway is a target's name or empty.
 func Check(p policy.Policy, o Options) error {
 	if errs := p.ExportErrors(); len(errs) > 0 {
 		return &Error{Target: "export", Field: errs[0].Field, Reason: errs[0].Message}
@@ -339,7 +339,25 @@ func Check(p policy.Policy, o Options) error {
 	if !hostPort(o.Listen, false) {
 		return bad("listen", o.Listen, "a port (8080) or host:port (127.0.0.1:8080)")
 	}
+	if !targetName(o.Gateway) {
+		return bad("gateway", o.Gateway, "a target's name of lowercase letters, digits and '-' (at most 32), or empty")
+	}
 	return nil
+}
+
+// targetName reports whether s can be a target's name: "" or at most 32
+// lowercase letters, digits and '-'. The target that reads the option
+// checks it is one it knows.
+func targetName(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func headerName(s string) bool {

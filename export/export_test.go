@@ -247,6 +247,8 @@ func TestCheck(t *testing.T) {
 		{"upstream without port", func(_ *policy.Policy, o *export.Options) { o.Upstream = "api.internal" }, "upstream"},
 		{"port out of range", func(_ *policy.Policy, o *export.Options) { o.Listen = "70000" }, "listen"},
 		{"upstream with path", func(_ *policy.Policy, o *export.Options) { o.Upstream = "api/x:80" }, "upstream"},
+		{"known gateway", func(_ *policy.Policy, o *export.Options) { o.Gateway = "envoy-gateway" }, ""},
+		{"gateway with a newline", func(_ *policy.Policy, o *export.Options) { o.Gateway = "nginx\n- alert: x" }, "gateway"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

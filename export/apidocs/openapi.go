@@ -2,6 +2,7 @@ package apidocs
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -24,8 +25,23 @@ import (
 // the response is part of the file.
 var OpenAPI = export.Target{Name: "openapi", Title: "OpenAPI 3.1 fragment (429 response)", Group: export.Docs, Render: renderOpenAPI}
 
-// item is one ordered YAML mapping entry.
-func item(k string, v any) yaml.MapItem { return yaml.MapItem{Key: k, Value: v} }
+// item is one ordered YAML mapping entry; a string value is written as
+// [text].
+func item(k string, v any) yaml.MapItem {
+	if s, ok := v.(string); ok {
+		v = text(s)
+	}
+	return yaml.MapItem{Key: k, Value: v}
+}
+
+// text is a string value written double-quoted with JSON's escapes, the
+// one YAML scalar style no content turns into something else: goccy/go-yaml
+// leaves plain a policy name or a tier name such as 1e3, true, << or "? a",
+// which YAML then reads as a number, a boolean, a merge key or a mapping.
+type text string
+
+// MarshalYAML implements yaml.BytesMarshaler.
+func (t text) MarshalYAML() ([]byte, error) { return json.Marshal(string(t)) }
 
 // headerDocs describes each header a rejected response may carry: what it
 // says, in the words of draft-ietf-httpapi-ratelimit-headers and RFC 9110.

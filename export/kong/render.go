@@ -132,14 +132,17 @@ func render(p policy.Policy, o export.Options) (export.Export, error) {
 	if p.Defaults.Mode == policy.ModeShadow {
 		b.WriteString("# WARNING: the policy is in shadow mode, but Kong's rate-limiting cannot log\n# without enforcing: these limits are enforced.\n")
 	}
+	// Every name and method is written double-quoted (strconv.Quote's
+	// escapes are YAML's): a plain one such as true, null or 1e3 would
+	// be read as another type.
 	b.WriteString("_format_version: \"3.0\"\nservices:\n")
-	fmt.Fprintf(&b, "  - name: %s\n    url: %q\n    routes:\n", lo.service, upstreamURL(lo.pl.o))
+	fmt.Fprintf(&b, "  - name: %q\n    url: %q\n    routes:\n", lo.service, upstreamURL(lo.pl.o))
 	for _, r := range lo.routes {
-		fmt.Fprintf(&b, "      - name: %s\n", r.name)
+		fmt.Fprintf(&b, "      - name: %q\n", r.name)
 		if len(r.methods) > 0 {
 			b.WriteString("        methods:\n")
 			for _, m := range r.methods {
-				fmt.Fprintf(&b, "          - %s\n", m)
+				fmt.Fprintf(&b, "          - %q\n", m)
 			}
 		}
 		b.WriteString("        paths:\n")
@@ -169,11 +172,11 @@ func render(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 	if lo.anonymous != "" {
 		fmt.Fprintf(&b, "      - name: key-auth\n        config:\n          key_names:\n            - %q\n", lo.pl.o.APIKeyHeader)
-		fmt.Fprintf(&b, "          anonymous: %s\n          hide_credentials: false\n", lo.anonymous)
+		fmt.Fprintf(&b, "          anonymous: %q\n          hide_credentials: false\n", lo.anonymous)
 		b.WriteString("consumers:\n")
-		fmt.Fprintf(&b, "  - username: %s\n", DefaultConsumer)
+		fmt.Fprintf(&b, "  - username: %q\n", DefaultConsumer)
 		for _, c := range lo.consumers {
-			fmt.Fprintf(&b, "  - username: %s\n    plugins:\n", c.username)
+			fmt.Fprintf(&b, "  - username: %q\n    plugins:\n", c.username)
 			for _, pg := range c.plugins {
 				lo.writePlugin(&b, "      ", pg, pg.route)
 			}
@@ -197,7 +200,7 @@ func upstreamURL(o export.Options) string {
 func (lo *layout) writePlugin(b *strings.Builder, ind string, p *plugin, route string) {
 	fmt.Fprintf(b, "%s- name: rate-limiting\n", ind)
 	if route != "" {
-		fmt.Fprintf(b, "%s  route: %s\n", ind, route)
+		fmt.Fprintf(b, "%s  route: %q\n", ind, route)
 	}
 	fmt.Fprintf(b, "%s  config:\n", ind)
 	in := ind + "    "
