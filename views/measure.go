@@ -97,9 +97,13 @@ type ShadowView struct {
 	Share                    string
 	Clients, ClientsRejected int
 	Reordered                int64
-	Limits                   []ShadowLimitRow
-	Top                      []OffenderRow
-	Chart                    Chart
+	// Unspread counts requests past MaxHeld in their whole second,
+	// replayed at once at its end: the replay is degraded.
+	Unspread int64
+	MaxHeld  int
+	Limits   []ShadowLimitRow
+	Top      []OffenderRow
+	Chart    Chart
 	// Error is why there is no replay (a design with problems).
 	Error string
 }

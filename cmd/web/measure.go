@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -38,6 +40,186 @@ const (
 	defaultLogTimeout = 10 * time.Minute
 	maxFormField      = 64 << 10
 )
+
+// Upload bounds by default (flags -max-uploads, -max-uploads-per-client,
+// -min-upload-rate, -max-clients, -max-second-requests), the time an
+// upload may take before the rate applies, and the Retry-After of a
+// refused one, in seconds.
+const (
+	defaultMaxUploads          = 4
+	defaultMaxUploadsPerClient = 2
+	defaultMinUploadRate       = 16 << 10
+	defaultMaxClients          = 50_000
+	defaultMaxSecond           = 20_000
+	uploadGrace                = 10 * time.Second
+	uploadRetryAfter           = "10"
+)
+
+// uploads bounds the access-log uploads of one server: how many run at
+// once, in all and per client, how slowly one may arrive, and how much a
+// log may make its measurement hold. Both upload routes share it (run
+// makes one with newUploads; a zero config gets one per route). It is
+// safe for concurrent use.
+type uploads struct {
+	max, perClient int
+	// minRate is the least average rate, in bytes per second, an upload
+	// must keep once uploadGrace has passed; 0 turns it off.
+	minRate int64
+	// maxClients bounds a log's distinct clients (measure.Options), and
+	// maxSecond the requests held to spread one whole second
+	// (shadow.Options.MaxHeld).
+	maxClients, maxSecond int
+	// acquired, if set, is called when an upload takes its slot; tests
+	// hold uploads open with it.
+	acquired func()
+
+	mu       sync.Mutex
+	running  int
+	byClient map[string]int
+}
+
+// newUploads returns the bounds, the defaults where zero.
+func newUploads(max, perClient int, minRate int64, maxClients, maxSecond int) *uploads {
+	or := func(v, d int) int {
+		if v == 0 {
+			return d
+		}
+		return v
+	}
+	return &uploads{max: or(max, defaultMaxUploads), perClient: or(perClient, defaultMaxUploadsPerClient), minRate: minRate,
+		maxClients: or(maxClients, defaultMaxClients), maxSecond: or(maxSecond, defaultMaxSecond), byClient: map[string]int{}}
+}
+
+// uploadFlags are the flags of the upload bounds (see uploads).
+type uploadFlags struct {
+	maxUploads, maxPerClient, maxClients, maxSecond *int
+	minRate                                         *int64
+}
+
+// addUploadFlags defines the upload bounds' flags on fs.
+func addUploadFlags(fs *flag.FlagSet) uploadFlags {
+	return uploadFlags{
+		maxUploads: fs.Int("max-uploads", defaultMaxUploads,
+			"most access-log `uploads` measured at once; more get 503 with Retry-After"),
+		maxPerClient: fs.Int("max-uploads-per-client", defaultMaxUploadsPerClient,
+			"most access-log `uploads` one client address runs at once; more get 429 with Retry-After"),
+		minRate: fs.Int64("min-upload-rate", defaultMinUploadRate,
+			fmt.Sprintf("least average `bytes per second` of an access-log upload after its first %s; slower ones get 408; 0 turns it off", uploadGrace)),
+		maxClients: fs.Int("max-clients", defaultMaxClients,
+			"most distinct `clients` (keys) one access log may have; more get 422"),
+		maxSecond: fs.Int("max-second-requests", defaultMaxSecond,
+			"most `requests` of one whole-second timestamp the replay spreads over their second; past it they are replayed at once and the replay is marked degraded"),
+	}
+}
+
+// apply checks the flags and sets cfg.uploads.
+func (f uploadFlags) apply(cfg *config) error {
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"max-uploads", *f.maxUploads}, {"max-uploads-per-client", *f.maxPerClient}, {"max-clients", *f.maxClients}, {"max-second-requests", *f.maxSecond}} {
+		if v.n < 1 {
+			return fmt.Errorf("-%s: %d; want at least 1", v.name, v.n)
+		}
+	}
+	if *f.minRate < 0 {
+		return fmt.Errorf("-min-upload-rate: %d; want 0 (off) or more bytes per second", *f.minRate)
+	}
+	cfg.uploads = newUploads(*f.maxUploads, *f.maxPerClient, *f.minRate, *f.maxClients, *f.maxSecond)
+	return nil
+}
+
+// uploadsOf is cfg's upload bounds, the defaults when it has none.
+func uploadsOf(cfg config) *uploads {
+	if cfg.uploads != nil {
+		return cfg.uploads
+	}
+	return newUploads(0, 0, defaultMinUploadRate, 0, 0)
+}
+
+// acquire takes an upload slot for client, or answers why not: 429 past
+// the client's share, 503 past the server's, both with Retry-After.
+func (u *uploads) acquire(c echo.Context, client string) (release func(), err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.byClient[client] >= u.perClient:
+		c.Response().Header().Set(echo.HeaderRetryAfter, uploadRetryAfter)
+		return nil, echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf(
+			"you have %d access-log uploads running, the most one client may (flag -max-uploads-per-client); wait for one to finish", u.perClient))
+	case u.running >= u.max:
+		c.Response().Header().Set(echo.HeaderRetryAfter, uploadRetryAfter)
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
+			"the server is measuring %d access logs, the most it runs at once (flag -max-uploads); try again shortly", u.max))
+	}
+	u.running++
+	u.byClient[client]++
+	if u.acquired != nil {
+		u.acquired()
+	}
+	return func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		u.running--
+		if u.byClient[client]--; u.byClient[client] <= 0 {
+			delete(u.byClient, client)
+		}
+	}, nil
+}
+
+// tooSlowError is an upload that fell under the minimum rate.
+type tooSlowError struct{ rate int64 }
+
+func (e *tooSlowError) Error() string {
+	return fmt.Sprintf("upload slower than %d bytes per second", e.rate)
+}
+
+// slowReader fails with a *tooSlowError once the bytes read fall under minRate
+// per second of the time since start, less uploadGrace. It also moves the
+// connection's read deadline to the instant the rate would be missed, so
+// an upload that stops sending is cut off then instead of holding its
+// slot until the log timeout.
+type slowReader struct {
+	r        io.Reader
+	minRate  int64
+	start    time.Time
+	end      time.Time // the log timeout's end, the latest deadline
+	n        int64
+	now      func() time.Time
+	deadline func(time.Time) error // the connection's read deadline
+	set      time.Time             // the deadline last set
+}
+
+// due is when the bytes read so far stop being enough.
+func (s *slowReader) due() time.Time {
+	return s.start.Add(uploadGrace + time.Duration(float64(s.n)/float64(s.minRate)*float64(time.Second)))
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	if s.now().After(s.due()) || err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = s.deadline(s.end)
+		return n, &tooSlowError{rate: s.minRate}
+	}
+	// Errors are ignored where deadlines are unsupported (httptest's
+	// recorder); the check above still holds there.
+	if err != nil {
+		// The body is read: the deadline is the log timeout's again, so
+		// that the server's background read does not cancel the
+		// measurement's context.
+		_ = s.deadline(s.end)
+		return n, err
+	}
+	if d := s.due(); d.Sub(s.set) >= time.Second {
+		if d.After(s.end) {
+			d = s.end
+		}
+		_ = s.deadline(d)
+		s.set = d
+	}
+	return n, nil
+}
 
 // isLogUpload reports whether a request uploads an access log; such a
 // body may be far larger than a page's, and the handler caps it itself.
@@ -97,9 +279,16 @@ type logUpload struct {
 // readUpload reads the multipart body up to the log part and returns the
 // form and the log's reader. A field problem is recorded in
 // form.Messages; err is for a body that is not a form with a log.
-func readUpload(c echo.Context, limit int64) (*logUpload, io.Reader, error) {
+func readUpload(c echo.Context, limit int64, up *uploads, clock func() time.Time, timeout time.Duration) (*logUpload, io.Reader, error) {
 	req := c.Request()
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+	body := io.Reader(req.Body)
+	if up.minRate > 0 {
+		rc := http.NewResponseController(c.Response().Writer)
+		start := clock()
+		body = &slowReader{r: req.Body, minRate: up.minRate, start: start, end: start.Add(timeout), now: clock,
+			deadline: rc.SetReadDeadline}
+	}
+	req.Body = http.MaxBytesReader(c.Response(), io.NopCloser(body), limit)
 	mr, err := req.MultipartReader()
 	if err != nil {
 		return nil, nil, echo.NewHTTPError(http.StatusBadRequest, "send the form as multipart/form-data with the log in the field \"log\"")
@@ -129,13 +318,29 @@ func readUpload(c echo.Context, limit int64) (*logUpload, io.Reader, error) {
 	}
 }
 
-// uploadError names a body over the limit; other read errors are a 400.
+// uploadError names a body over the limit or too slow; other read errors
+// are a 400.
 func uploadError(err error) error {
+	if herr := uploadFailure(err); herr != nil {
+		return herr
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, "cannot read the upload: "+err.Error())
+}
+
+// uploadFailure is the answer to an upload that broke a bound while it
+// was read (413 over the size, 408 under the rate), or nil for any other
+// error.
+func uploadFailure(err error) error {
 	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("the log is larger than %d bytes, the most this server reads (flag -log-limit)", mbe.Limit))
 	}
-	return echo.NewHTTPError(http.StatusBadRequest, "cannot read the upload: "+err.Error())
+	if ts := (*tooSlowError)(nil); errors.As(err, &ts) {
+		return echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf(
+			"the upload arrived slower than %d bytes per second after its first %s, the least this server waits for (flag -min-upload-rate)",
+			ts.rate, uploadGrace))
+	}
+	return nil
 }
 
 // parseUploadForm reads the form fields into a reader configuration,
@@ -239,9 +444,15 @@ func extendDeadlines(c echo.Context, timeout time.Duration) {
 // with no parseable line says which formats were expected (422).
 func handleMeasure(cfg config) echo.HandlerFunc {
 	limit, timeout := orDefaults(cfg)
+	up, clock := uploadsOf(cfg), clockOf(cfg)
 	return func(c echo.Context) error {
+		release, err := up.acquire(c, c.RealIP())
+		if err != nil {
+			return err
+		}
+		defer release()
 		extendDeadlines(c, timeout)
-		u, log, err := readUpload(c, limit)
+		u, log, err := readUpload(c, limit, up, clock, timeout)
 		if err != nil {
 			return err
 		}
@@ -259,17 +470,17 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		shadowErr := ""
 		if p, probs := d.policy(); len(probs) > 0 {
 			shadowErr = "No replay: the design has problems (" + (&invalidRequest{problems: probs}).Error() + "). Fix them in the designer, then measure again."
-		} else if replay, err = shadow.New(p, shadow.Options{Tiers: u.tiers}); err != nil {
+		} else if replay, err = shadow.New(p, shadow.Options{Tiers: u.tiers, MaxHeld: up.maxSecond}); err != nil {
 			shadowErr = "No replay: " + err.Error()
 		}
-		opts := measure.Options{}
+		opts := measure.Options{MaxClients: up.maxClients}
 		if replay != nil {
 			opts.Each = replay.AddRecord
 		}
 		res, err := measure.Measure(ctx, log, u.cfg, opts)
 		if err != nil {
-			if errors.As(err, new(*http.MaxBytesError)) {
-				return uploadError(err)
+			if herr := uploadFailure(err); herr != nil {
+				return herr
 			}
 			v.Error = measureFailure(err)
 			return render(c, http.StatusUnprocessableEntity, views.MeasurePage(v))
@@ -280,7 +491,7 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			v.Result.Shadow = shadowView(rep)
+			v.Result.Shadow = shadowView(rep, up.maxSecond)
 		} else {
 			v.Result.Shadow = &views.ShadowView{Error: shadowErr}
 		}
@@ -295,6 +506,9 @@ func measureFailure(err error) string {
 		return "The log took longer than this server allows to upload and measure (flag -log-timeout); measure it with ratelab-measure instead."
 	case errors.Is(err, accesslog.ErrNoRecords):
 		return err.Error()
+	case errors.Is(err, measure.ErrTooManyClients):
+		return "The log has too many clients for this server: " + err.Error() +
+			" (flag -max-clients); measure it with ratelab-measure, which has no such bound."
 	}
 	return "The log could not be read: " + err.Error()
 }
@@ -311,9 +525,15 @@ func measureFailure(err error) string {
 // body before writing), which silently cut the log and the CSV short.
 func handleRejections(cfg config) echo.HandlerFunc {
 	limit, timeout := orDefaults(cfg)
+	up, clock := uploadsOf(cfg), clockOf(cfg)
 	return func(c echo.Context) error {
+		release, err := up.acquire(c, c.RealIP())
+		if err != nil {
+			return err
+		}
+		defer release()
 		extendDeadlines(c, timeout)
-		u, log, err := readUpload(c, limit)
+		u, log, err := readUpload(c, limit, up, clock, timeout)
 		if err != nil {
 			return err
 		}
@@ -331,15 +551,15 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		}
 		out := &spool{limit: rejectionsLimit}
 		defer out.Close()
-		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: out})
+		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: out, MaxHeld: up.maxSecond})
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
 		defer cancel()
-		if _, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord}); err != nil {
-			if errors.As(err, new(*http.MaxBytesError)) {
-				return uploadError(err)
+		if _, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord, MaxClients: up.maxClients}); err != nil {
+			if herr := uploadFailure(err); herr != nil {
+				return herr
 			}
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, measureFailure(err))
 		}
@@ -432,6 +652,14 @@ func (s *spool) Close() error {
 	return err
 }
 
+// clockOf is cfg's clock, time.Now when it has none.
+func clockOf(cfg config) func() time.Time {
+	if cfg.clock != nil {
+		return cfg.clock
+	}
+	return time.Now
+}
+
 // orDefaults is cfg's log limit and timeout, the defaults where zero.
 func orDefaults(cfg config) (int64, time.Duration) {
 	limit, timeout := cfg.logLimit, cfg.logTimeout
@@ -494,9 +722,9 @@ func measureResult(res *measure.Result, design string, d *designPage) *views.Mea
 }
 
 // shadowView formats the shadow-mode report.
-func shadowView(rep shadow.Report) *views.ShadowView {
+func shadowView(rep shadow.Report, maxHeld int) *views.ShadowView {
 	s := &views.ShadowView{Requests: rep.Requests, Rejected: rep.Rejected, Clients: rep.Clients,
-		ClientsRejected: rep.ClientsRejected, Reordered: rep.Reordered, Share: "0 %"}
+		ClientsRejected: rep.ClientsRejected, Reordered: rep.Reordered, Unspread: rep.Unspread, MaxHeld: maxHeld, Share: "0 %"}
 	if rep.Requests > 0 {
 		s.Share = strconv.FormatFloat(100*float64(rep.Rejected)/float64(rep.Requests), 'f', 2, 64) + " %"
 	}

@@ -34,6 +34,8 @@ type serverFlags struct {
 	pageCache       *int64
 	publicURL       *string
 	shutdownTimeout *time.Duration
+	// The access-log uploads' bounds.
+	uploadFlags
 }
 
 // addServerFlags defines the server's flags on fs.
@@ -51,6 +53,7 @@ func addServerFlags(fs *flag.FlagSet) serverFlags {
 			"largest access log the measure page accepts, in `bytes`"),
 		logTimeout: fs.Duration("log-timeout", defaultLogTimeout,
 			"longest `duration` to upload and measure one access log"),
+		uploadFlags: addUploadFlags(fs),
 		noMetrics: fs.Bool("no-metrics", false,
 			"do not serve /metrics (the server still counts, for nobody)"),
 		trustedProxies: fs.String("trusted-proxies", "",
@@ -144,6 +147,9 @@ func (f serverFlags) apply(cfg *config) error {
 	cfg.trustedProxies = proxies
 	cfg.apiBodyLimit = *f.apiBodyLimit
 	cfg.logLimit, cfg.logTimeout = *f.logLimit, *f.logTimeout
+	if err := f.uploadFlags.apply(cfg); err != nil {
+		return err
+	}
 	cfg.noMetrics = *f.noMetrics
 	cfg.readTimeout, cfg.writeTimeout, cfg.idleTimeout = *f.readTimeout, *f.writeTimeout, *f.idleTimeout
 	return nil
