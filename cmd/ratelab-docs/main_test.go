@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
 	"github.com/ratelab/ratelab/policy"
@@ -229,4 +231,97 @@ func specNumbers(s algorithms.Spec) []string {
 		out = append(out, strconv.FormatFloat(s.Rate, 'f', -1, 64))
 	}
 	return out
+}
+
+// TestDocsEscapeHTML: a policy name holding HTML and Markdown syntax is
+// text in every file a docs site renders (index.md escaped, limits.md
+// only inside its comment, the HTML pages and SVGs as text, never as an
+// element or an event attribute); a tier name holding HTML is refused
+// before any file is written.
+func TestDocsEscapeHTML(t *testing.T) {
+	const name = `<img src=x onerror=alert(1)> --->*b* [l](javascript:alert(1))`
+	write := func(t *testing.T, edit func(*policy.Policy)) string {
+		t.Helper()
+		p, err := policy.DecodeFile(tiered, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(&p)
+		var buf bytes.Buffer
+		if err := policy.Encode(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "policy.yaml")
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+
+	t.Run("name", func(t *testing.T) {
+		dir := t.TempDir()
+		file := write(t, func(p *policy.Policy) { p.Metadata.Name = name })
+		if code, errOut := runDocs(t, false, "-o", dir, "-patterns", "steady", "-charts", "policy-admitted", file); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		files := tree(t, dir)
+		index := string(files["index.md"])
+		if strings.ContainsAny(index, "<>") || !strings.Contains(index, `&lt;img src=x onerror=alert(1)&gt; ---&gt;\*b\* \[l\](javascript:alert(1))`) {
+			t.Errorf("index.md does not escape the name:\n%s", index)
+		}
+		comment, rest, _ := strings.Cut(string(files["limits.md"]), "\n")
+		if inner := strings.TrimSuffix(strings.TrimPrefix(comment, "<!--"), "-->"); strings.Contains(inner, "--") || !strings.HasPrefix(comment, "<!--") {
+			t.Errorf("limits.md's comment can end early: %s", comment)
+		}
+		if strings.Contains(rest, "<img") {
+			t.Errorf("limits.md has the name's HTML outside its comment")
+		}
+		for rel, data := range files {
+			switch filepath.Ext(rel) {
+			case ".html":
+				doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := doc.Find("img, script, [onerror]").Length(); n > 0 {
+					t.Errorf("%s: %d elements from the name", rel, n)
+				}
+				if !strings.Contains(doc.Text(), "<img src=x onerror=alert(1)>") {
+					t.Errorf("%s does not show the name as text", rel)
+				}
+			case ".svg":
+				d := xml.NewDecoder(bytes.NewReader(data))
+				for {
+					tok, err := d.Token()
+					if err == io.EOF {
+						break
+					} else if err != nil {
+						t.Fatalf("%s: %v", rel, err)
+					}
+					if se, ok := tok.(xml.StartElement); ok {
+						if se.Name.Local == "img" || se.Name.Local == "script" {
+							t.Errorf("%s: a <%s> element", rel, se.Name.Local)
+						}
+						for _, a := range se.Attr {
+							if strings.HasPrefix(a.Name.Local, "on") {
+								t.Errorf("%s: an %s attribute", rel, a.Name.Local)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("tier", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		file := write(t, func(p *policy.Policy) { p.Tiers[0].Name = "<img src=x onerror=alert(1)>" })
+		code, errOut := runDocs(t, false, "-o", dir, file)
+		if code != exitInvalid || !strings.Contains(errOut, "tiers[0].name") {
+			t.Errorf("exit %d, %q: want %d naming tiers[0].name", code, errOut, exitInvalid)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("files were written: %v", err)
+		}
+	})
 }
