@@ -43,20 +43,24 @@ const (
 //
 // It follows YAML far enough to know what is text: quoted scalars ("{",
 // '[' and "\"" are not nesting; a doubled quote is one quote in single
-// quotes), comments,
-// block scalars (| and >, whose content lines are text) and multi-line
-// plain scalars. Nesting is flow collections ([ and {) plus block
+// quotes), comments, block scalars (| and >, whose content lines are
+// text) and multi-line plain scalars. Nesting is flow collections ([ and {) plus block
 // collections, told apart by the column of their "-" entries and keys; a
 // document the parser would read less deeply nested may be counted deeper,
 // never the other way. Whatever it does not follow — invalid YAML the
 // parser refuses anyway — is counted as structure, never skipped as text.
 func prescan(data []byte) *Error {
+	s := scanner{data: data}
+	return s.run()
+}
+
+func (s *scanner) run() *Error {
+	data := s.data
 	if len(data) > MaxSize {
 		line, col := lineCol(data, MaxSize)
 		return &Error{Line: line, Column: col,
 			Message: fmt.Sprintf("the document is larger than %d bytes (%d KiB), the most a policy may be", MaxSize, MaxSize>>10)}
 	}
-	s := scanner{data: data}
 	for start, line := 0, 1; start < len(data); line++ {
 		end := start
 		for end < len(data) && data[end] != '\n' && data[end] != '\r' {
@@ -66,11 +70,13 @@ func prescan(data []byte) *Error {
 		if line > MaxLines {
 			return s.fail(start, fmt.Sprintf("the document has more than %d lines", MaxLines), "a policy needs a few hundred")
 		}
+		// A line too long is scanned up to the limit first, so that the
+		// error is at the first byte that breaks one.
+		if err := s.scanLine(start, min(end, start+MaxLineLength)); err != nil {
+			return err
+		}
 		if end-start > MaxLineLength {
 			return s.fail(start+MaxLineLength, fmt.Sprintf("line %d is %d bytes long; the most is %d", line, end-start, MaxLineLength), "break the line")
-		}
-		if err := s.scanLine(start, end); err != nil {
-			return err
 		}
 		start = end + 1
 		if end+1 < len(data) && data[end] == '\r' && data[end+1] == '\n' {

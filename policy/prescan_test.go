@@ -1,0 +1,357 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// lines is n lines made by line(i), each ended by "\n".
+func lines(n int, line func(i int) string) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(line(i) + "\n")
+	}
+	return b.String()
+}
+
+// comment128 is a comment line of 128 bytes.
+var comment128 = "# " + strings.Repeat("x", 125) + "\n"
+
+func TestPrescan(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		name string
+		doc  string
+		// at is "line:col" of the refusal, "" when the document passes;
+		// want is a part of the message.
+		at, want string
+	}{
+		// Each limit, just within and just past.
+		{"size", string(fill(comment128, MaxSize)), "", ""},
+		{"past size", string(fill(comment128, MaxSize)) + "#", fmt.Sprintf("%d:1", MaxSize/128+1), "larger than 1048576 bytes"},
+		{"lines", lines(MaxLines, func(int) string { return "# c" }), "", ""},
+		{"past lines", lines(MaxLines+1, func(int) string { return "# c" }), fmt.Sprintf("%d:1", MaxLines+1), "more than 10000 lines"},
+		{"CRLF lines", strings.Repeat("# c\r\n", MaxLines), "", ""},
+		{"CR lines", strings.Repeat("#\r", MaxLines+1), fmt.Sprintf("%d:1", MaxLines+1), "more than 10000 lines"},
+		{"line length", "# " + strings.Repeat("x", MaxLineLength-2), "", ""},
+		{"past line length", "a: 1\n# " + strings.Repeat("x", MaxLineLength-1), fmt.Sprintf("2:%d", MaxLineLength+1), "line 2 is 65537 bytes long; the most is 65536"},
+		{"flow depth", "a: " + deep(MaxDepth-1), "", ""},
+		{"past flow depth", "a: " + deep(MaxDepth), "1:35", "nested 33 deep; the most is 32"},
+		{"past flow depth, {", strings.Repeat("{", 40), "1:33", "nested 33 deep"},
+		{"block depth", deepBlock(MaxDepth - 1), "", ""},
+		{"past block depth", deepBlock(MaxDepth), "33:33", "nested 33 deep"},
+		{"past sequence depth", lines(40, func(i int) string { return strings.Repeat("  ", i) + "-" }), "33:65", "nested 33 deep"},
+		{"past compact depth", strings.Repeat("- ", 40), "1:65", "nested 33 deep"},
+		{"sequence in a mapping at its column", "k:\n" + lines(40, func(i int) string { return strings.Repeat("  ", i) + "- a:" }), "17:33", "nested 33 deep"},
+		{"depth after a multibyte key", "é: " + deep(MaxDepth), "1:35", "nested 33 deep"},
+		{"tokens", "a: [" + strings.Repeat("1,", (MaxTokens-4)/2) + "]", "", ""},
+		{"past tokens", "a: [" + strings.Repeat("1,", MaxTokens/2), fmt.Sprintf("1:%d", MaxTokens+2), "more than 16384 tokens"},
+		{"mapping keys", lines(MaxMappingKeys, func(i int) string { return fmt.Sprintf("k%d:", i) }), "", ""},
+		{"past mapping keys", lines(MaxMappingKeys+1, func(i int) string { return fmt.Sprintf("k%d:", i) }), "257:1", "a mapping has more than 256 keys"},
+		{"keys of sequence entries", lines(2*MaxMappingKeys, func(i int) string { return fmt.Sprintf("- k%d: 1\n  v: 1", i) }), "", ""},
+		{"past keys", lines(17, func(i int) string { return "m:\n" + lines(MaxMappingKeys-1, func(j int) string { return " k:" }) }), "4113:1", "more than 4096 mapping keys"},
+		{"anchors", "- [" + strings.Repeat("&a 1, ", MaxAnchors) + "]", "", ""},
+		{"past anchors", "- [" + strings.Repeat("&a 1, ", MaxAnchors) + "&a 1]", fmt.Sprintf("1:%d", 4+6*MaxAnchors), "more than 1000 anchors and aliases"},
+		{"past aliases", "- [" + strings.Repeat("*a, ", MaxAnchors) + "*a]", fmt.Sprintf("1:%d", 4+4*MaxAnchors), "more than 1000 anchors"},
+		{"tag", "a: {b: !!binary AA==}", "1:8", "tag \"!!binary\": tags are not supported"},
+		{"local tag", "- !x 1", "1:3", "tags are not supported"},
+		{"tag after an anchor", "a: &x !y 1", "1:7", "tags are not supported"},
+		{"directive", "%YAML 1.2\n---\na: 1", "1:1", "directives"},
+		{"block scalar header", "a: |x\n  b", "1:4", "invalid block scalar header"},
+
+		// Text that is not structure.
+		{"double quotes", `a: "` + strings.Repeat("{[", 40) + `"`, "", ""},
+		{"escaped double quote", `a: "\"` + strings.Repeat("{", 40) + `\\"`, "", ""},
+		{"single quotes", "a: '" + strings.Repeat("[", 40) + "'", "", ""},
+		{"doubled single quote", "a: 'it''s " + strings.Repeat("[", 40) + "'", "", ""},
+		{"quoted key", `"{[": 1` + "\n'[{': 2", "", ""},
+		{"multi-line quotes", "a: \"x\n" + lines(40, func(int) string { return "  [{ !t &a *a" }) + "  y\"\nb: 1", "", ""},
+		{"comment", "# " + strings.Repeat("{", 40) + " !t &a", "", ""},
+		{"comment after a value", "a: b # " + strings.Repeat("[", 40), "", ""},
+		{"hash in a plain scalar", "a: b#" + strings.Repeat("[", 40), "", ""},
+		{"literal block", "a: |\n  " + strings.Repeat("{", 40) + "\n\n  - - - !t &a\nb: 1", "", ""},
+		{"folded block", "- >-\n  " + strings.Repeat("[", 40) + "\n   !t\n- x", "", ""},
+		{"block scalar with a comment", "a: |2 # c\n   " + strings.Repeat("[", 40), "", ""},
+		{"plain scalar with indicators", "a: x & y ! z * w " + strings.Repeat("[{", 40), "", ""},
+		{"multi-line plain scalar", "a: b\n  !c &d *e " + strings.Repeat("[", 40) + "\n\n  - f", "", ""},
+		{"flow plain continued", "a: [b,\n  c d\n  !e]", "", ""},
+		{"document markers", "---\na: 1\n...\n", "", ""},
+
+		// What ends text ends it for the scan too.
+		{"block scalar ends at its indentation", "a: |\n  x\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"marker ends quotes", "a: \"x\n---\n" + strings.Repeat("[", 40), "3:33", "nested 33 deep"},
+		{"marker ends a block scalar", "--- |\n" + strings.Repeat("[", 40) + "\n---\n" + strings.Repeat("[", 40), "4:33", "nested 33 deep"},
+		{"comment ends a plain scalar", "a: b\n# c\n  !t", "3:3", "tags are not supported"},
+		{"tag in flow after a colon", "{a: b:!c}", "1:7", "tags are not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := prescan([]byte(tt.doc))
+			if tt.at == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("passed, want %s %q", tt.at, tt.want)
+			}
+			if at := fmt.Sprintf("%d:%d", err.Line, err.Column); at != tt.at || !strings.Contains(err.Message, tt.want) {
+				t.Errorf("got %s %q, want %s %q", at, err.Message, tt.at, tt.want)
+			}
+		})
+	}
+}
+
+// fill repeats unit to exactly n bytes.
+func fill(unit string, n int) []byte {
+	return []byte(strings.Repeat(unit, n/len(unit)+1)[:n])
+}
+
+// TestPrescanBombs: a 1 MiB document of syntax is refused with memory
+// independent of its size: nothing but the error is allocated once the
+// bytes are in memory, and Decode reading them adds one copy.
+func TestPrescanBombs(t *testing.T) {
+	nested := func() []byte {
+		var b bytes.Buffer
+		for i := 0; b.Len() < MaxSize; i++ {
+			b.WriteString(strings.Repeat("  ", i) + "- \n")
+		}
+		return b.Bytes()[:MaxSize]
+	}
+	tests := []struct {
+		name string
+		doc  []byte
+		want string
+	}{
+		{"{", fill("{", MaxSize), "nested 33 deep"},
+		{"[", fill("[", MaxSize), "nested 33 deep"},
+		{"- nested blocks", nested(), "nested 33 deep"},
+		{"- - on a line", fill("- ", MaxSize), "nested 33 deep"},
+		{"anchors", fill("- &a 1\n", MaxSize), "anchors and aliases"},
+		{"aliases", fill("- *a\n", MaxSize), "anchors and aliases"},
+		{"tags", fill("- !!binary AA==\n", MaxSize), "tags are not supported"},
+		{"scalars", append([]byte("a: ["), fill("1,", MaxSize-4)...), "tokens"},
+		{"keys", fill("k: 1\n", MaxSize), "keys"},
+		{"lines", fill("\n", MaxSize), "lines"},
+		{"one line", fill("a", MaxSize), "bytes long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			alloc := allocated(func() { _, err = decode(tt.doc, true) })
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+			if alloc > 16<<10 {
+				t.Errorf("decoding the bytes allocated %d bytes", alloc)
+			}
+			alloc = allocated(func() { _, err = Decode(bytes.NewReader(tt.doc)) })
+			if limit := uint64(len(tt.doc)) + 16<<10; alloc > limit {
+				t.Errorf("Decode allocated %d bytes for %d", alloc, len(tt.doc))
+			}
+		})
+	}
+}
+
+// allocated is the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestPrescanAllocs(t *testing.T) {
+	data, err := os.ReadFile("testdata/examples/tiered.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(10, func() {
+		if err := prescan(data); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("prescan allocates %v times", n)
+	}
+}
+
+func TestDecodeBOM(t *testing.T) {
+	doc := head + "service: {capacity: 100, zzz: 1}\n"
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"UTF-8", "\xEF\xBB\xBF" + doc, "4:26: service.zzz: unknown field"},
+		{"UTF-8 twice", "\xEF\xBB\xBF\xEF\xBB\xBF" + doc, "unknown field"},
+		{"UTF-16 BE", "\xFE\xFF\x00a", "1:1: the document is UTF-16 (big-endian), by its byte order mark; want UTF-8; save it as UTF-8"},
+		{"UTF-16 LE", "\xFF\xFEa\x00", "UTF-16 (little-endian)"},
+		{"UTF-32 BE", "\x00\x00\xFE\xFF\x00\x00\x00a", "UTF-32 (big-endian)"},
+		{"UTF-32 LE", "\xFF\xFE\x00\x00a\x00\x00\x00", "UTF-32 (little-endian)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+	for _, name := range examples(t) {
+		data, _ := os.ReadFile(name)
+		want, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(bytes.NewReader(append([]byte("\xEF\xBB\xBF"), data...)))
+		if err != nil {
+			t.Fatalf("%s with a BOM: %v", name, err)
+		}
+		if !bytes.Equal(encode(t, got), encode(t, want)) {
+			t.Errorf("%s with a BOM decodes differently", name)
+		}
+	}
+}
+
+func examples(t *testing.T) []string {
+	files, err := filepath.Glob("testdata/examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	return files
+}
+
+// TestPrescanKeepsDecoding: the examples and every committed fuzz input
+// decode as they did without the pre-scan, or break a limit.
+func TestPrescanKeepsDecoding(t *testing.T) {
+	var docs [][]byte
+	for _, name := range examples(t) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := prescan(data); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		docs = append(docs, data)
+	}
+	corpus, _ := filepath.Glob("testdata/fuzz/FuzzDecode/*")
+	for _, name := range corpus {
+		docs = append(docs, corpusInput(t, name))
+	}
+	for i, data := range docs {
+		if !bytes.HasPrefix(data, []byte("\xEF\xBB\xBF")) {
+			checkAgainstUnscanned(t, data)
+		}
+		if t.Failed() {
+			t.Fatalf("input %d: %q", i, data)
+		}
+	}
+}
+
+// corpusInput reads the []byte of a fuzz corpus file.
+func corpusInput(t *testing.T, name string) []byte {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lit, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
+	lit = strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")")
+	s, err := strconv.Unquote(lit)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return []byte(s)
+}
+
+// checkAgainstUnscanned holds prescan to its promises on data:
+//   - a document it refuses is one the decoder without it refuses too, or
+//     one that breaks a limit as counted on the tokenizer's own tokens;
+//   - a document it passes is within MaxDepth as the tokens count it, and
+//     has no more tokens than it counted, give or take a few.
+func checkAgainstUnscanned(t *testing.T, data []byte) {
+	t.Helper()
+	if len(data) > MaxSize || checkUTF8(data) != nil {
+		return
+	}
+	var s scanner
+	s.data = data
+	err := s.run()
+	if err != nil {
+		if _, old := parse(data, true); old == nil && !breaksLimit(data) {
+			t.Errorf("prescan refuses a document the decoder accepts within every limit: %v", err)
+		}
+		return
+	}
+	tokens := lexer.Tokenize(string(data))
+	if e := checkDepth(tokens); e != nil {
+		t.Errorf("prescan passes a document the tokens nest too deep: %v", e)
+	}
+	if n := len(tokens); n > 2*s.tokens+2 {
+		t.Errorf("prescan counted %d tokens, the tokenizer made %d", s.tokens, n)
+	}
+}
+
+// breaksLimit counts the prescan limits its own slow way: on the lines of
+// data, the tokenizer's tokens and the parser's mappings.
+func breaksLimit(data []byte) bool {
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	ls := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(ls) > MaxLines {
+		return true
+	}
+	for _, l := range ls {
+		if len(l) > MaxLineLength {
+			return true
+		}
+	}
+	tokens := lexer.Tokenize(string(data))
+	if len(tokens) > MaxTokens || checkDepth(tokens) != nil {
+		return true
+	}
+	keys, anchors := 0, 0
+	for _, tk := range tokens {
+		switch tk.Type {
+		case token.MappingValueType:
+			keys++
+		case token.AnchorType, token.AliasType:
+			anchors++
+		case token.TagType, token.DirectiveType:
+			return true
+		}
+	}
+	if keys > MaxKeys || anchors > MaxAnchors {
+		return true
+	}
+	file, err := parser.Parse(tokens, 0)
+	if err != nil {
+		return false
+	}
+	most := 0
+	for _, d := range file.Docs {
+		ast.Walk(visitor(func(n ast.Node) {
+			if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle {
+				most = max(most, len(m.Values))
+			}
+		}), d)
+	}
+	return most > MaxMappingKeys
+}
+
+type visitor func(ast.Node)
+
+func (v visitor) Visit(n ast.Node) ast.Visitor {
+	v(n)
+	return v
+}
