@@ -26,6 +26,17 @@ const (
 	lintPath   = "/api/v1/policy/lint"
 )
 
+// policyBodyLimit bounds a policy on every route that decodes one (the
+// lint API, /import, the simulate API's policy member): real policies are
+// a few KB, and 256 KiB leaves room for hundreds of tiers and endpoints
+// with their comments, while keeping the YAML decoder's work small.
+const policyBodyLimit = 256 << 10
+
+// importBodyLimit bounds the /import form: a policy file and a pasted one
+// (the form has both fields), each up to policyBodyLimit, and the
+// multipart framing.
+const importBodyLimit = 2*policyBodyLimit + 16<<10
+
 // handleSchema answers GET /schema/policy.json: the policy file's JSON
 // Schema, for editors with a YAML language server.
 func handleSchema(c echo.Context) error {
@@ -82,8 +93,8 @@ var yamlTypes = []string{"application/yaml", "application/x-yaml", "text/yaml", 
 
 // handleLint answers POST /api/v1/policy/lint: a policy file as YAML in,
 // its decoding errors or its lint findings out. A document that does not
-// decode is still a 200, with valid false; only a body over policy.MaxSize
-// (413) or of another media type (415) is refused.
+// decode is still a 200, with valid false; only a body over
+// policyBodyLimit (413) or of another media type (415) is refused.
 func handleLint(c echo.Context) error {
 	req := c.Request()
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
@@ -93,13 +104,15 @@ func handleLint(c echo.Context) error {
 				"send the policy as application/yaml (or application/x-yaml, text/yaml, text/plain)")
 		}
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, policy.MaxSize))
+	if req.ContentLength > policyBodyLimit {
+		return tooLarge(policyBodyLimit)
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, policyBodyLimit))
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return tooLarge(mbe.Limit)
 		}
-		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
+		return &bodyReadError{err}
 	}
 	res := lintResult{Valid: true, Errors: policy.Errors{}, Findings: []policy.Finding{}}
 	p, err := policy.Decode(bytes.NewReader(data))
@@ -130,17 +143,29 @@ func decodeErrors(err error) policy.Errors {
 	return policy.Errors{{Message: err.Error()}}
 }
 
+// tooLarge is the 413 of a body over limit bytes.
+func tooLarge(limit int64) error {
+	return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", limit))
+}
+
 // importMemory is how much of a multipart import form is kept in memory:
-// the whole of any form the page body limit lets through.
-const importMemory = pageBodyLimit
+// the whole of any form the import body limit lets through.
+const importMemory = importBodyLimit
 
 // handleImport answers POST /import, the designer's import form: a policy
 // file uploaded as the field "policy" (multipart) or pasted into "yaml".
 // A policy that decodes is a 303 to the designer with its design, so the
-// page shows exactly that design; one that does not is the designer page
-// (the example design) with every decoding error, status 422.
-func handleImport(c echo.Context) error {
+// page shows exactly that design; one whose design URL is too long for a
+// Location header (maxEchoedURL) is that designer page itself, status
+// 200 (the address stays /import, and the page's links carry the
+// design). One that does not decode is the designer page (the example
+// design) with every decoding error, status 422.
+func (pg *pages) handleImport(c echo.Context) error {
 	req := c.Request()
+	if req.ContentLength > importBodyLimit {
+		return tooLarge(importBodyLimit)
+	}
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, importBodyLimit)
 	var err error
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt == echo.MIMEMultipartForm {
 		err = req.ParseMultipartForm(importMemory)
@@ -149,8 +174,10 @@ func handleImport(c echo.Context) error {
 	}
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return tooLarge(mbe.Limit)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || req.Context().Err() != nil {
+			return &bodyReadError{err}
 		}
 		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the import form")
 	}
@@ -163,9 +190,13 @@ func handleImport(c echo.Context) error {
 			return fmt.Errorf("open uploaded policy: %w", err)
 		}
 		defer f.Close()
-		data, err = io.ReadAll(io.LimitReader(f, policy.MaxSize+1))
+		data, err = io.ReadAll(io.LimitReader(f, policyBodyLimit+1))
 		if err != nil {
 			return fmt.Errorf("read uploaded policy: %w", err)
+		}
+		if len(data) > policyBodyLimit {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("the policy file is larger than %d bytes (256 KiB)", policyBodyLimit))
 		}
 	} else {
 		data = []byte(text)
@@ -177,7 +208,11 @@ func handleImport(c echo.Context) error {
 	} else if p, err := policy.Decode(bytes.NewReader(data)); err != nil {
 		errs = decodeErrors(err)
 	} else {
-		return c.Redirect(http.StatusSeeOther, designerPath+"?"+design.FromPolicy(p, algorithms.Pattern{}).Query())
+		d := design.FromPolicy(p, algorithms.Pattern{})
+		if u := designerPath + "?" + d.Query(); len(u) <= maxEchoedURL {
+			return c.Redirect(http.StatusSeeOther, u)
+		}
+		return pg.importedPage(c, d)
 	}
 
 	v := designerView("")
@@ -188,4 +223,20 @@ func handleImport(c echo.Context) error {
 		})
 	}
 	return render(c, http.StatusUnprocessableEntity, views.Designer(v))
+}
+
+// importedPage answers an import whose design URL is too long to redirect
+// to: the designer page of d itself, within the heavy budget.
+func (pg *pages) importedPage(c echo.Context, d *design.Design) error {
+	w, err := enterHeavy(c, pg.gate, pg.timeout)
+	if err != nil {
+		return err
+	}
+	defer w.leave()
+	v, err := designerViewOf(c.Request().Context(), newDesignPage(d))
+	if err != nil {
+		return err
+	}
+	v.Results.Base = pg.baseURL(c)
+	return render(c, http.StatusOK, views.Designer(v))
 }

@@ -59,7 +59,7 @@ func newServer(cfg config) *echo.Echo {
 	get(measurePath, handleMeasurePage)
 	e.POST(measurePath, handleMeasure(cfg))
 	e.POST(rejectionsPath, handleRejections(cfg))
-	e.POST(importPath, handleImport)
+	e.POST(importPath, pg.handleImport)
 	e.POST("/api/v1/calc", handleCalc)
 	e.POST("/api/v1/calc/reverse", handleReverse)
 	e.POST("/api/v1/simulate", handleSimulate(cfg.maxArrivals), hv)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -34,18 +33,28 @@ const simulateBodyLimit = 64 << 20
 
 // simulateRequest is the body of POST /api/v1/simulate: one limiter, or a
 // whole policy, and either explicit arrivals or a pattern that generates
-// them. Times and durations are seconds.
+// them. Times and durations are seconds. decodeSimulate reads it member
+// by member (the tags name the members), and the arrivals one by one.
 type simulateRequest struct {
-	Limiter  *calc.Limit     `json:"limiter"`
-	Policy   json.RawMessage `json:"policy"` // the policy document as JSON, read by policy.Decode
-	Arrivals []arrivalJSON   `json:"arrivals"`
-	Pattern  json.RawMessage `json:"pattern"` // a patternJSON; omitted fields take the pattern's defaults
+	Limiter *calc.Limit     `json:"limiter"`
+	Policy  json.RawMessage `json:"policy"` // the policy document as JSON, read by policy.Decode
+	// arrivals are the "arrivals" member as read; hasArrivals tells an
+	// empty list from none.
+	arrivals    []arrivalIn
+	hasArrivals bool
+	Pattern     json.RawMessage `json:"pattern"` // a patternJSON; omitted fields take the pattern's defaults
 	Mix      *mixJSON        `json:"mix"`     // with a policy and a pattern: who is in which tier, what they request
 	Replicas *replicasJSON   `json:"replicas"`
 	Window   *float64        `json:"window"` // span of summary.max_in_window; default the limiter's window, else 60
 	Bin      *float64        `json:"bin"`    // width of a series bin; default about 1/100 of the run
 	Seed     *uint64         `json:"seed"`   // overrides the pattern's seed
+	// Decisions false leaves the per-arrival lists (decisions, generated
+	// arrivals) out of the answer: the summary and series only.
+	Decisions *bool `json:"decisions"`
 }
+
+// withDecisions reports whether the answer lists every decision.
+func (req *simulateRequest) withDecisions() bool { return req.Decisions == nil || *req.Decisions }
 
 // arrivalJSON is one arrival. Cost is the limiter form's; Tier, Method and
 // Path the policy form's (the policy sets the cost).
@@ -169,21 +178,25 @@ func paramProblem(prefix string, err error) fieldProblem {
 
 // handleSimulate answers POST /api/v1/simulate: the limiter's, or the
 // whole policy's, decision on every arrival, in input order, with the run's
-// summary and time series.
+// summary and time series. Everything is checked before the answer
+// starts, so a problem is still a 422; the answer then streams (see
+// jsonStream). The work is charged to the request's budget (workOf) by
+// its arrivals, as they are read or before a pattern generates them.
 func handleSimulate(maxArrivals int) echo.HandlerFunc {
 	if maxArrivals <= 0 {
 		maxArrivals = defaultMaxArrivals
 	}
 	return func(c echo.Context) error {
-		var req simulateRequest
-		if err := decodeJSON(c, simulateBodyLimit, &req); err != nil {
+		req, err := decodeSimulate(c, maxArrivals)
+		if err != nil {
 			return err
 		}
+		charge := workOf(c).arrivals
 		switch {
 		case req.Policy != nil && req.Limiter != nil:
 			return invalid("policy", "policy: send either a limiter or a policy, not both")
 		case req.Policy != nil:
-			run, err := req.policyRun(maxArrivals)
+			run, err := req.policyRun(maxArrivals, charge)
 			if err != nil {
 				return err
 			}
@@ -191,9 +204,9 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			return writeJSON(c, http.StatusOK, out)
+			return out.write(c, req.withDecisions())
 		}
-		sim, spec, generated, err := req.simulation(maxArrivals)
+		sim, spec, generated, err := req.simulation(maxArrivals, charge)
 		if err != nil {
 			return err
 		}
@@ -201,13 +214,25 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 		if err != nil {
 			return &invalidRequest{[]fieldProblem{paramProblem("", err)}}
 		}
-		return writeJSON(c, http.StatusOK, newSimulateResponse(spec, generated, sim, res))
+		return writeSimulation(c, spec, generated, sim, res)
 	}
+}
+
+// checkPattern refuses a valid pattern whose size (Pattern.Size, worked
+// out without generating) passes the cap, and charges the request for it
+// otherwise; Generate then stops at the cap itself for a random pattern
+// that draws more than its mean.
+func checkPattern(p algorithms.Pattern, maxArrivals int, charge func(int) error) (*fieldProblem, error) {
+	n := p.Size()
+	if n > float64(maxArrivals) {
+		return &fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates about %.0f arrivals, more than the cap of %d; shorten the duration or lower the rate, count or clients", n, maxArrivals)}, nil
+	}
+	return nil, charge(int(n))
 }
 
 // simulation validates the request and builds the simulation; generated
 // reports whether the arrivals came from a pattern.
-func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, algorithms.Spec, bool, error) {
+func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) (algorithms.Simulation, algorithms.Spec, bool, error) {
 	var sim algorithms.Simulation
 	var probs []fieldProblem
 	var spec algorithms.Spec
@@ -261,7 +286,7 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 	}
 	generated := false
 	switch {
-	case req.Pattern != nil && req.Arrivals != nil:
+	case req.Pattern != nil && req.hasArrivals:
 		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
 		generated = true
@@ -273,6 +298,19 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 		if req.Seed != nil {
 			p.Seed = *req.Seed
 		}
+		if err := p.Validate(); err != nil {
+			probs = append(probs, paramProblem("pattern.", err))
+			break
+		}
+		if len(probs) > 0 {
+			break // no work for a request that fails anyway
+		}
+		if prob, err := checkPattern(p, maxArrivals, charge); err != nil {
+			return sim, spec, false, err
+		} else if prob != nil {
+			probs = append(probs, *prob)
+			break
+		}
 		tr, err := p.Generate(maxArrivals)
 		var tm *algorithms.TooManyArrivalsError
 		switch {
@@ -280,33 +318,36 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 			probs = append(probs, fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
 		case err != nil:
 			probs = append(probs, paramProblem("pattern.", err))
+		case tr.Retry != nil:
+			// Each rejection may come back Attempts times: charge for
+			// the decisions, not only the arrivals.
+			if err := charge(len(tr.Arrivals) * (1 + tr.Retry.Attempts)); err != nil {
+				return sim, spec, false, err
+			}
+			sim.Traffic = tr
 		default:
 			sim.Traffic = tr
 		}
-	case len(req.Arrivals) > maxArrivals:
-		probs = append(probs, fieldProblem{Field: "arrivals", Message: fmt.Sprintf("arrivals: %d arrivals is more than the cap of %d", len(req.Arrivals), maxArrivals)})
 	default:
-		as := make([]algorithms.Arrival, len(req.Arrivals))
-		for i, a := range req.Arrivals {
+		as := make([]algorithms.Arrival, len(req.arrivals))
+		for i, a := range req.arrivals {
 			f := fmt.Sprintf("arrivals[%d]", i)
-			if a.At == nil {
-				probs = append(probs, fieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"})
-			} else if p := secondsIn(f+".at", *a.At, 0, algorithms.MaxWindow.Seconds()); p != nil {
+			if p := atProblem(f, a); p != nil {
 				probs = append(probs, *p)
 			} else {
-				as[i].At = fromSeconds(*a.At)
+				as[i].At = fromSeconds(a.at)
 			}
-			as[i].Key, as[i].Cost = a.Key, 1
-			if a.Cost != nil {
-				if *a.Cost < 1 || *a.Cost > algorithms.MaxCount {
-					probs = append(probs, fieldProblem{Field: f + ".cost", Message: fmt.Sprintf("%s.cost: %d is out of range; want a whole number in [1, 1000000000]", f, *a.Cost)})
+			as[i].Key, as[i].Cost = a.key, 1
+			if a.hasCost {
+				if a.cost < 1 || a.cost > algorithms.MaxCount {
+					probs = append(probs, fieldProblem{Field: f + ".cost", Message: fmt.Sprintf("%s.cost: %d is out of range; want a whole number in [1, 1000000000]", f, a.cost)})
 				}
-				as[i].Cost = *a.Cost
+				as[i].Cost = a.cost
 			}
-			if len(a.Key) > algorithms.MaxKey {
-				probs = append(probs, fieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.Key), algorithms.MaxKey)})
+			if len(a.key) > algorithms.MaxKey {
+				probs = append(probs, fieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.key), algorithms.MaxKey)})
 			}
-			for _, pf := range []struct{ name, v string }{{"tier", a.Tier}, {"method", a.Method}, {"path", a.Path}} {
+			for _, pf := range []struct{ name, v string }{{"tier", a.tier}, {"method", a.method}, {"path", a.path}} {
 				if pf.v != "" {
 					probs = append(probs, fieldProblem{Field: f + "." + pf.name, Message: fmt.Sprintf("%s.%s: only with a policy; one limiter has no tiers or endpoints", f, pf.name)})
 				}
@@ -320,8 +361,8 @@ func (req *simulateRequest) simulation(maxArrivals int) (algorithms.Simulation, 
 	if len(probs) > 0 {
 		return sim, spec, false, &invalidRequest{probs}
 	}
-	sim.Decisions = true
-	return sim, spec, generated, nil
+	sim.Decisions = req.withDecisions()
+	return sim, spec, generated && sim.Decisions, nil
 }
 
 // decodePattern reads a pattern object over the named pattern's defaults,
@@ -380,37 +421,49 @@ func clampSeconds(s float64) float64 {
 	return s
 }
 
-func newSimulateResponse(spec algorithms.Spec, generated bool, sim algorithms.Simulation, res algorithms.Result) simulateResponse {
+// writeSimulation streams the limiter form's answer: the limiter, the
+// generated arrivals and the decisions (when the run kept them), the
+// summary, the bin and the series, as simulateResponse spells them.
+func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim algorithms.Simulation, res algorithms.Result) error {
 	lane := res.Lanes[0]
-	out := simulateResponse{Limiter: calc.LimitOf(spec), Bin: toSeconds(res.Bin), Decisions: make([]decisionJSON, len(lane.Decisions))}
-	if generated {
-		out.Arrivals = make([]arrivalOut, len(sim.Traffic.Arrivals))
-		for i, a := range sim.Traffic.Arrivals {
-			out.Arrivals[i] = arrivalOut{At: toSeconds(a.At), Key: a.Key, Cost: a.Cost}
-		}
-	}
-	for i, d := range lane.Decisions {
-		out.Decisions[i] = decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
-	}
 	s := lane.Summary
 	window := sim.Window
 	if window == 0 {
 		window = time.Minute
 	}
-	out.Summary = summaryJSON{
+	summary := summaryJSON{
 		Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
 		AdmittedShare: s.AdmittedShare, MaxIn1s: s.MaxIn1s, MaxInWindow: s.MaxInWindow, Window: toSeconds(window),
 		DelayP50: toSeconds(s.DelayP50), DelayP99: toSeconds(s.DelayP99), DelayMax: toSeconds(s.DelayMax),
 		Retries: s.Retries, GaveUp: s.GaveUp,
 	}
 	if s.FirstRejection >= 0 {
-		out.Summary.FirstRejection = new(toSeconds(s.FirstRejection))
+		summary.FirstRejection = new(toSeconds(s.FirstRejection))
 	}
-	out.Series = make([]binJSON, len(lane.Series))
+	series := make([]binJSON, len(lane.Series))
 	for i, b := range lane.Series {
-		out.Series[i] = binJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
+		series[i] = binJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
 	}
-	return out
+
+	w := newJSONStream(c)
+	w.member("limiter", calc.LimitOf(spec))
+	if generated {
+		as := sim.Traffic.Arrivals
+		w.array("arrivals", len(as), func(i int) any {
+			return arrivalOut{At: toSeconds(as[i].At), Key: as[i].Key, Cost: as[i].Cost}
+		})
+	}
+	if sim.Decisions {
+		ds := lane.Decisions
+		w.array("decisions", len(ds), func(i int) any {
+			d := ds[i]
+			return decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
+		})
+	}
+	w.member("summary", summary)
+	w.member("bin", toSeconds(res.Bin))
+	w.member("series", series)
+	return w.close()
 }
 
 // mixJSON assigns a generated pattern's traffic to tiers and requests.
@@ -567,7 +620,7 @@ func policyProblems(err error) []fieldProblem {
 }
 
 // policyRun validates the policy form of the request and builds its run.
-func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
+func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (*policyRun, error) {
 	var probs []fieldProblem
 	run := &policyRun{}
 	p, err := policy.Decode(bytes.NewReader(req.Policy))
@@ -619,10 +672,10 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 		probs = append(probs, fieldProblem{Field: "mix", Message: "mix: only with a pattern; arrivals name their own tier, method and path"})
 	}
 	switch {
-	case req.Pattern != nil && req.Arrivals != nil:
+	case req.Pattern != nil && req.hasArrivals:
 		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
-		run.generated = true
+		run.generated = req.withDecisions()
 		pat, prob := decodePattern(req.Pattern)
 		if prob != nil {
 			probs = append(probs, *prob)
@@ -643,6 +696,12 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 		if len(probs) > 0 {
 			break
 		}
+		if prob, err := checkPattern(pat, maxArrivals, charge); err != nil {
+			return nil, err
+		} else if prob != nil {
+			probs = append(probs, *prob)
+			break
+		}
 		tr, err := pat.Generate(maxArrivals)
 		var tm *algorithms.TooManyArrivalsError
 		switch {
@@ -655,43 +714,39 @@ func (req *simulateRequest) policyRun(maxArrivals int) (*policyRun, error) {
 		default:
 			run.requests = req.Mix.assign(tr.Arrivals, tiers, run.policy, pat.Seed)
 		}
-	case len(req.Arrivals) > maxArrivals:
-		probs = append(probs, fieldProblem{Field: "arrivals", Message: fmt.Sprintf("arrivals: %d arrivals is more than the cap of %d", len(req.Arrivals), maxArrivals)})
 	default:
-		run.requests = make([]engine.Request, len(req.Arrivals))
-		for i, a := range req.Arrivals {
+		run.requests = make([]engine.Request, len(req.arrivals))
+		for i, a := range req.arrivals {
 			f := fmt.Sprintf("arrivals[%d]", i)
 			q := &run.requests[i]
-			if a.At == nil {
-				probs = append(probs, fieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"})
-			} else if p := secondsIn(f+".at", *a.At, 0, algorithms.MaxWindow.Seconds()); p != nil {
+			if p := atProblem(f, a); p != nil {
 				probs = append(probs, *p)
 			} else {
-				q.At = fromSeconds(*a.At)
+				q.At = fromSeconds(a.at)
 			}
-			if a.Cost != nil {
+			if a.hasCost {
 				probs = append(probs, fieldProblem{Field: f + ".cost", Message: f + ".cost: not with a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out"})
 			}
 			for _, s := range []struct {
 				name, v string
 				most    int
-			}{{"key", a.Key, algorithms.MaxKey}, {"tier", a.Tier, algorithms.MaxKey}, {"method", a.Method, algorithms.MaxKey}, {"path", a.Path, maxPath}} {
+			}{{"key", a.key, algorithms.MaxKey}, {"tier", a.tier, algorithms.MaxKey}, {"method", a.method, algorithms.MaxKey}, {"path", a.path, maxPath}} {
 				if len(s.v) > s.most {
 					probs = append(probs, fieldProblem{Field: f + "." + s.name, Message: fmt.Sprintf("%s.%s: %d bytes is too long; want at most %d", f, s.name, len(s.v), s.most)})
 				}
 			}
-			if a.Path != "" && (a.Path[0] != '/' || strings.ContainsAny(a.Path, "?#")) && len(a.Path) <= maxPath {
-				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(a.Path))})
+			if a.path != "" && (a.path[0] != '/' || strings.ContainsAny(a.path, "?#")) && len(a.path) <= maxPath {
+				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(a.path))})
 			}
-			if a.Tier != "" && len(a.Tier) <= algorithms.MaxKey {
-				if _, ok := tier(a.Tier); !ok {
-					probs = append(probs, notTier(f+".tier", a.Tier))
+			if a.tier != "" && len(a.tier) <= algorithms.MaxKey {
+				if _, ok := tier(a.tier); !ok {
+					probs = append(probs, notTier(f+".tier", a.tier))
 				}
 			}
 			if len(probs) >= maxProblems {
 				break
 			}
-			*q = engine.Request{At: q.At, Key: a.Key, Tier: a.Tier, Method: a.Method, Path: a.Path}
+			*q = engine.Request{At: q.At, Key: a.key, Tier: a.tier, Method: a.method, Path: a.path}
 		}
 	}
 	if len(probs) > 0 {
@@ -821,22 +876,29 @@ func (m *mixJSON) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, 
 	return out
 }
 
+// policyAnswer is a policy run ready to write: everything but the
+// per-arrival lists, which write streams from the run and its result.
+type policyAnswer struct {
+	head policySimulateResponse // without Arrivals and Decisions
+	run  *policyRun
+	res  engine.Result
+}
+
 // decide runs the requests through the policy (engine.Simulate decides
 // them in time order, stably, as the limiter form does) and answers in the
 // order sent.
-func (run *policyRun) decide() (policySimulateResponse, error) {
+func (run *policyRun) decide() (*policyAnswer, error) {
 	qs := run.requests
 	res, err := engine.Simulate(run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: true})
 	if err != nil {
 		// Its errors name its own fields: bin, or requests (the arrivals).
 		if msg, ok := strings.CutPrefix(err.Error(), "bin: "); ok {
-			return policySimulateResponse{}, invalid("bin", "bin: %s; send a wider bin", msg)
+			return nil, invalid("bin", "bin: %s; send a wider bin", msg)
 		}
-		return policySimulateResponse{}, invalid("arrivals", "arrivals: %s", strings.TrimPrefix(err.Error(), "requests: "))
+		return nil, invalid("arrivals", "arrivals: %s", strings.TrimPrefix(err.Error(), "requests: "))
 	}
 	s := res.Summary
-	out := policySimulateResponse{Shadow: run.policy.Defaults.EffectiveMode() == policy.ModeShadow, Bin: toSeconds(res.Bin),
-		Decisions: make([]policyDecisionJSON, len(qs))}
+	out := policySimulateResponse{Shadow: run.policy.Defaults.EffectiveMode() == policy.ModeShadow, Bin: toSeconds(res.Bin)}
 	sum := &out.Summary
 	*sum = policySummaryJSON{Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
 		Limits: make([]limitSummaryJSON, len(res.Limits)), Tiers: make([]tierSummaryJSON, 1+len(run.policy.Tiers))}
@@ -850,18 +912,7 @@ func (run *policyRun) decide() (policySimulateResponse, error) {
 	for i, t := range run.policy.Tiers {
 		sum.Tiers[1+i] = tierSummaryJSON{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
 	}
-	if run.generated {
-		out.Arrivals = make([]policyArrivalOut, len(qs))
-		for i, q := range qs {
-			out.Arrivals[i] = policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
-		}
-	}
-	for i, d := range res.Decisions {
-		dj := policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
-			RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
-		if d.Rejected >= 0 {
-			dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field
-		}
+	for _, d := range res.Decisions {
 		t := &sum.Tiers[d.Tier+1]
 		t.Offered++
 		if d.Allowed {
@@ -869,11 +920,41 @@ func (run *policyRun) decide() (policySimulateResponse, error) {
 		} else {
 			t.Rejected++
 		}
-		out.Decisions[i] = dj
 	}
 	out.Series = make([]policyBinJSON, len(res.Series))
 	for i, b := range res.Series {
 		out.Series[i] = policyBinJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: b.Remaining}
 	}
-	return out, nil
+	return &policyAnswer{head: out, run: run, res: res}, nil
+}
+
+// write streams the answer as policySimulateResponse spells it; without
+// decisions, only the summary and the series.
+func (a *policyAnswer) write(c echo.Context, decisions bool) error {
+	qs, res := a.run.requests, a.res
+	w := newJSONStream(c)
+	if a.head.Shadow {
+		w.member("shadow", true)
+	}
+	if decisions && a.run.generated {
+		w.array("arrivals", len(qs), func(i int) any {
+			q := qs[i]
+			return policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+		})
+	}
+	if decisions {
+		w.array("decisions", len(res.Decisions), func(i int) any {
+			d := res.Decisions[i]
+			dj := policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
+				RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
+			if d.Rejected >= 0 {
+				dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field
+			}
+			return dj
+		})
+	}
+	w.member("summary", a.head.Summary)
+	w.member("bin", a.head.Bin)
+	w.member("series", a.head.Series)
+	return w.close()
 }

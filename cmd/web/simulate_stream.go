@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelab/ratelab/algorithms"
+)
+
+// Bounds on the members of a simulate request, read as it streams in: the
+// arrivals may be up to the cap, each at most arrivalLimit bytes; the
+// policy at most policyBodyLimit; any other member memberLimit.
+const (
+	arrivalLimit = 8 << 10
+	memberLimit  = 64 << 10
+)
+
+// chargeEvery is how often, in arrivals, the decoder charges the request's
+// budget while arrivals stream in, so a request that cannot pay for its
+// size stops early.
+const chargeEvery = 4096
+
+// arrivalIn is an arrival as read: the JSON's fields without pointers, so
+// a million of them (the cap) stay compact while the body streams in.
+type arrivalIn struct {
+	at                      float64
+	cost                    int64
+	hasAt, hasCost          bool
+	key, tier, method, path string
+}
+
+// budgetReader is the simulate body as the decoder reads it: it counts the
+// bytes, stops a member that grows past its bound, and remembers the first
+// read error, which says the client went away (or sent too much) rather
+// than that its JSON is wrong.
+type budgetReader struct {
+	r      io.Reader
+	n      int64
+	stop   int64 // no reading past this offset; 0 means no bound
+	member string
+	bound  int64
+	err    error
+}
+
+// memberTooLarge is a member of the body over its bound.
+type memberTooLarge struct {
+	member string
+	bound  int64
+}
+
+func (e *memberTooLarge) Error() string {
+	return fmt.Sprintf("%s: larger than %d bytes", e.member, e.bound)
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.stop > 0 {
+		if b.n >= b.stop {
+			return 0, &memberTooLarge{b.member, b.bound}
+		}
+		if int64(len(p)) > b.stop-b.n {
+			p = p[:b.stop-b.n]
+		}
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// bound lets member read at most bound more bytes of the body (beyond
+// what the decoder has buffered already).
+func (b *budgetReader) limit(member string, bound int64) {
+	b.member, b.bound, b.stop = member, bound, b.n+bound
+}
+
+func (b *budgetReader) unlimit() { b.stop = 0 }
+
+// bodyReadError is a request body that could not be read to its end: the
+// client closed the connection, or reset it. errorHandler logs it as the
+// client's doing (499), not the server's.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "reading the request body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
+
+// decodeSimulate reads a simulate request member by member, and its
+// arrivals one at a time, so that nothing is held before it is counted: a
+// body of more arrivals than maxArrivals stops at the first one past the
+// cap, one of arrivals without a time after maxProblems of them, and one
+// whose client cannot pay for its size (work.arrivals) at the charge that
+// fails. It reads exactly one JSON object: no unknown members, no member
+// twice, nothing after it.
+func decodeSimulate(c echo.Context, maxArrivals int) (*simulateRequest, error) {
+	hreq := c.Request()
+	if ct := hreq.Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
+		return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the request body as application/json")
+	}
+	body := &budgetReader{r: http.MaxBytesReader(c.Response(), hreq.Body, simulateBodyLimit)}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	fail := func(err error, prefix string) error {
+		var (
+			big *memberTooLarge
+			mbe *http.MaxBytesError
+			typ *json.UnmarshalTypeError
+		)
+		switch {
+		case errors.As(err, &big):
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, big.Error())
+		case body.err != nil && !errors.As(body.err, &mbe):
+			return &bodyReadError{body.err}
+		case prefix != "" && errors.As(err, &typ):
+			if typ.Field == "" {
+				typ.Field = prefix
+			} else {
+				typ.Field = prefix + "." + typ.Field
+			}
+		}
+		return jsonProblem(err, simulateBodyLimit)
+	}
+
+	var req simulateRequest
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fail(err, "")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, invalid("", "the body is a JSON %s; send an object such as {\"limiter\": {…}, \"arrivals\": […]}", tokenKind(tok))
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		body.limit("a member's name", 1<<10)
+		tok, err := dec.Token()
+		body.unlimit()
+		if err != nil {
+			return nil, fail(err, "")
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return nil, invalid(name, "%s: sent twice; send each member once", name)
+		}
+		seen[name] = true
+		var dst any
+		bound := int64(memberLimit)
+		switch name {
+		case "arrivals":
+			if err := req.decodeArrivals(c, dec, body, maxArrivals, fail); err != nil {
+				return nil, err
+			}
+			continue
+		case "limiter":
+			dst = &req.Limiter
+		case "policy":
+			dst, bound = &req.Policy, policyBodyLimit
+		case "pattern":
+			dst = &req.Pattern
+		case "mix":
+			dst = &req.Mix
+		case "replicas":
+			dst = &req.Replicas
+		case "window":
+			dst = &req.Window
+		case "bin":
+			dst = &req.Bin
+		case "seed":
+			dst = &req.Seed
+		case "decisions":
+			dst = &req.Decisions
+		default:
+			return nil, invalid(name, "%s: unknown field", name)
+		}
+		body.limit(name, bound)
+		err = dec.Decode(dst)
+		body.unlimit()
+		if err != nil {
+			return nil, fail(err, name)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, fail(err, "")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			if f := fail(err, ""); !isInvalid(f) {
+				return nil, f
+			}
+		}
+		return nil, invalid("", "the body holds more than one JSON value")
+	}
+	return &req, nil
+}
+
+// isInvalid reports whether err is a 422.
+func isInvalid(err error) bool {
+	var inv *invalidRequest
+	return errors.As(err, &inv)
+}
+
+// tokenKind names a JSON token's kind for a message.
+func tokenKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "array"
+		}
+		return "object"
+	case string:
+		return "string"
+	case float64, json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
+
+// decodeArrivals reads the arrivals array one element at a time. Times
+// are checked as they come, since both forms need one: the first
+// maxProblems missing or out of range end the read.
+func (req *simulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, body *budgetReader, maxArrivals int,
+	fail func(error, string) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fail(err, "arrivals")
+	}
+	if tok == nil {
+		return nil // null: as if absent
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return invalid("arrivals", "arrivals: got a JSON %s; want an array", tokenKind(tok))
+	}
+	req.hasArrivals = true
+	req.arrivals = []arrivalIn{}
+	var early []fieldProblem
+	w := workOf(c)
+	for dec.More() {
+		i := len(req.arrivals)
+		if i == maxArrivals {
+			return invalid("arrivals", "arrivals: more than the cap of %d arrivals; send fewer, or a pattern", maxArrivals)
+		}
+		if i%chargeEvery == chargeEvery-1 {
+			if err := w.arrivals(i + 1); err != nil {
+				return err
+			}
+		}
+		f := fmt.Sprintf("arrivals[%d]", i)
+		var a arrivalJSON
+		body.limit(f, arrivalLimit)
+		err := dec.Decode(&a)
+		body.unlimit()
+		if err != nil {
+			return fail(err, f)
+		}
+		in := arrivalIn{key: a.Key, tier: a.Tier, method: a.Method, path: a.Path}
+		if a.At != nil {
+			in.at, in.hasAt = *a.At, true
+		}
+		if a.Cost != nil {
+			in.cost, in.hasCost = *a.Cost, true
+		}
+		req.arrivals = append(req.arrivals, in)
+		if p := atProblem(f, in); p != nil {
+			if early = append(early, *p); len(early) == maxProblems {
+				return &invalidRequest{early}
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return fail(err, "arrivals")
+	}
+	return w.arrivals(len(req.arrivals))
+}
+
+// atProblem is the problem with an arrival's time, if any.
+func atProblem(f string, a arrivalIn) *fieldProblem {
+	if !a.hasAt {
+		return &fieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"}
+	}
+	return secondsIn(f+".at", a.at, 0, algorithms.MaxWindow.Seconds())
+}
+
+// jsonStream writes one JSON object to the response member by member, and
+// arrays element by element, through a small buffer: a response of a
+// million decisions is never held whole. Once it has started the status
+// is sent, so callers validate everything first. It stops at the first
+// write error, or when the request's context ends.
+type jsonStream struct {
+	c     echo.Context
+	w     *bufio.Writer
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	first bool
+	err   error
+}
+
+// newJSONStream sends status 200 and opens the object.
+func newJSONStream(c echo.Context) *jsonStream {
+	s := &jsonStream{c: c, first: true}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(http.StatusOK)
+	s.w = bufio.NewWriterSize(c.Response(), 32<<10)
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	s.raw("{")
+	return s
+}
+
+func (s *jsonStream) raw(text string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(text)
+	}
+}
+
+// value writes v as JSON, without the encoder's newline.
+func (s *jsonStream) value(v any) {
+	if s.err != nil {
+		return
+	}
+	s.buf.Reset()
+	if s.err = s.enc.Encode(v); s.err != nil {
+		return
+	}
+	_, s.err = s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+// name starts a member.
+func (s *jsonStream) name(n string) {
+	if !s.first {
+		s.raw(",")
+	}
+	s.first = false
+	s.value(n)
+	s.raw(":")
+}
+
+// member writes one member.
+func (s *jsonStream) member(n string, v any) {
+	s.name(n)
+	s.value(v)
+}
+
+// array writes member n as an array of count elements, element i being
+// item(i), checking the request's context every chargeEvery elements.
+func (s *jsonStream) array(n string, count int, item func(i int) any) {
+	s.name(n)
+	s.raw("[")
+	ctx := s.c.Request().Context()
+	for i := 0; i < count && s.err == nil; i++ {
+		if i > 0 {
+			s.raw(",")
+		}
+		if i%chargeEvery == 0 {
+			s.err = ctx.Err()
+		}
+		s.value(item(i))
+	}
+	s.raw("]")
+}
+
+// close ends the object and flushes; it returns the first error.
+func (s *jsonStream) close() error {
+	s.raw("}\n")
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+	return s.err
+}
