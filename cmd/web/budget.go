@@ -90,8 +90,10 @@ type work struct {
 	gate  *heavyGate
 	slots int64
 	quota *quota // nil when the request's route has no rate limit
-	// cancel ends the request's deadline.
+	// cancel ends the request's deadline, and orig is the request as it
+	// came, restored on leaving so the log sees the client's context.
 	cancel context.CancelFunc
+	orig   *http.Request
 }
 
 // workKey is where the heavy middleware leaves a request's *work.
@@ -169,7 +171,7 @@ func enterHeavy(c echo.Context, gate *heavyGate, timeout time.Duration) (*work, 
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	c.SetRequest(req.WithContext(ctx))
 	q, _ := c.Get(quotaKey).(*quota)
-	w := &work{c: c, gate: gate, slots: 1, quota: q, cancel: cancel}
+	w := &work{c: c, gate: gate, slots: 1, quota: q, cancel: cancel, orig: req}
 	c.Set(workKey, w)
 	return w, nil
 }
@@ -179,4 +181,5 @@ func (w *work) leave() {
 	w.gate.release(w.slots)
 	w.slots = 0
 	w.cancel()
+	w.c.SetRequest(w.orig)
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -97,12 +100,26 @@ func renderBytes(c echo.Context, comp templ.Component) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// statusClientClosed is the status logged for a request whose client went
+// away before the answer (nginx's 499); nothing is sent.
+const statusClientClosed = 499
+
+// clientGone reports whether err says the client went away: its request
+// context was cancelled, or its body stopped short (a closed or reset
+// connection while uploading).
+func clientGone(err error) bool {
+	var bre *bodyReadError
+	return errors.Is(err, context.Canceled) || errors.As(err, &bre) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // errorHandler is the one place where errors become responses. An
 // invalidRequest is a 422 listing every problem by field; an
-// *echo.HTTPError keeps its status and message; any other error is a 500
-// whose details go to the log, never to the client. Under /api/ errors are
-// JSON ({"errors":[{"field":…,"message":…}]}), elsewhere plain text; none
-// are cached.
+// *echo.HTTPError keeps its status and message; a client that went away
+// (clientGone) gets nothing and is logged as 499; work past its deadline
+// (context.DeadlineExceeded) is a 503 with Retry-After; any other error is
+// a 500 whose details go to the log, never to the client. Under /api/
+// errors are JSON ({"errors":[{"field":…,"message":…}]}), elsewhere plain
+// text; none are cached.
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -112,6 +129,15 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		req := c.Request()
+		if clientGone(err) {
+			c.Response().Status = statusClientClosed
+			return
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(busyRetryAfter))
+			err = echo.NewHTTPError(http.StatusServiceUnavailable,
+				"the request ran past its deadline and was stopped; the server is busy, retry later")
+		}
 		var inv *invalidRequest
 		if errors.As(err, &inv) {
 			if werr := writeJSON(c, http.StatusUnprocessableEntity, map[string]any{"errors": inv.problems}); werr != nil {
@@ -128,7 +154,9 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 				msg = fmt.Sprint(he.Message)
 			}
 		}
-		if he == nil || code >= http.StatusInternalServerError {
+		if he == nil || code >= http.StatusInternalServerError && code != http.StatusServiceUnavailable {
+			// A 503 (busy, or past the deadline) is load, not a fault:
+			// the request log has it at WARN.
 			logger.ErrorContext(req.Context(), "request failed",
 				"method", req.Method, "path", req.URL.Path, "status", code, "err", err)
 		}
@@ -153,7 +181,10 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 }
 
 // requestLogger writes one slog line per request. It passes errors to the
-// error handler first, so the logged status is the one the client got.
+// error handler first, so the logged status is the one the client got:
+// 499 (at INFO, outcome "client closed") when the client went away, even
+// after the answer had started; a 503 (busy, or past the deadline) at
+// WARN; any other 5xx at ERROR.
 func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		HandleError:     true,
@@ -165,8 +196,15 @@ func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 		LogResponseSize: true,
 		LogError:        true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			status := v.Status
+			if v.Error != nil && clientGone(v.Error) {
+				status = statusClientClosed
+			}
 			level := slog.LevelInfo
-			if v.Status >= http.StatusInternalServerError {
+			switch {
+			case status == http.StatusServiceUnavailable:
+				level = slog.LevelWarn
+			case status >= http.StatusInternalServerError:
 				level = slog.LevelError
 			}
 			attrs := []slog.Attr{
@@ -174,9 +212,15 @@ func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 				slog.String("uri", v.URI),
 				slog.String("route", routeLabel(c)),
 				slog.String("remote_ip", v.RemoteIP),
-				slog.Int("status", v.Status),
+				slog.Int("status", status),
 				slog.Duration("latency", v.Latency),
 				slog.Int64("bytes", v.ResponseSize),
+			}
+			switch {
+			case status == statusClientClosed:
+				attrs = append(attrs, slog.String("outcome", "client closed"))
+			case v.Error != nil && errors.Is(v.Error, context.DeadlineExceeded):
+				attrs = append(attrs, slog.String("outcome", "timeout"))
 			}
 			if v.Error != nil {
 				attrs = append(attrs, slog.String("err", v.Error.Error()))

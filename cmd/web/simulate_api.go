@@ -43,11 +43,11 @@ type simulateRequest struct {
 	arrivals    []arrivalIn
 	hasArrivals bool
 	Pattern     json.RawMessage `json:"pattern"` // a patternJSON; omitted fields take the pattern's defaults
-	Mix      *mixJSON        `json:"mix"`     // with a policy and a pattern: who is in which tier, what they request
-	Replicas *replicasJSON   `json:"replicas"`
-	Window   *float64        `json:"window"` // span of summary.max_in_window; default the limiter's window, else 60
-	Bin      *float64        `json:"bin"`    // width of a series bin; default about 1/100 of the run
-	Seed     *uint64         `json:"seed"`   // overrides the pattern's seed
+	Mix         *mixJSON        `json:"mix"`     // with a policy and a pattern: who is in which tier, what they request
+	Replicas    *replicasJSON   `json:"replicas"`
+	Window      *float64        `json:"window"` // span of summary.max_in_window; default the limiter's window, else 60
+	Bin         *float64        `json:"bin"`    // width of a series bin; default about 1/100 of the run
+	Seed        *uint64         `json:"seed"`   // overrides the pattern's seed
 	// Decisions false leaves the per-arrival lists (decisions, generated
 	// arrivals) out of the answer: the summary and series only.
 	Decisions *bool `json:"decisions"`
