@@ -24,7 +24,7 @@ type textField struct {
 }
 
 func letters(c string) func(string) string {
-	return func(s string) string { return strings.Repeat(c, max(1, utf8.RuneCountInString(s))) }
+	return func(s string) string { return strings.Repeat(c, utf8.RuneCountInString(s)) }
 }
 
 // benignPath keeps a path's '/' and {name} segments, and the %XX escapes
