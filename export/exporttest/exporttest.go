@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/export"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -57,4 +58,30 @@ func Named(t testing.TB, name string) policy.Policy {
 	}
 	t.Fatalf("no test policy %q", name)
 	return policy.Policy{}
+}
+
+// HostileText is every character export.Check lets through that a config
+// format reads as syntax: quotes and backslashes, comment and string ends
+// of Go and Lua, template and variable syntax, YAML markers, nginx's and
+// HAProxy's separators, HTML.
+const HostileText = "\"'\\`*/ /* ]] --[[ ${HOME} $host {{.}} %{x} --- ... &a *a !!str ? - : # ; { } | > <script>alert(1)</script> --->"
+
+// Hostile is the test policy tiered with HostileText as its name and
+// description, a tier name and endpoint paths of every character those
+// allow that a format might read ('.', ' ', "$", "'", "(", "+", %XX
+// escapes of '$', '"', ';' and '{'), and methods in mixed case: what a
+// gateway's own parser must accept as one policy (nginx -t, haproxy -c).
+func Hostile(t testing.TB) policy.Policy {
+	t.Helper()
+	p := Named(t, "tiered")
+	p.Metadata.Name, p.Metadata.Description = HostileText, HostileText
+	p.Tiers = append([]policy.Tier(nil), p.Tiers...)
+	p.Tiers[1].Name = "pa id. x-y_z"
+	p.Endpoints = append([]policy.Endpoint(nil), p.Endpoints...)
+	p.Endpoints[0].Match = policy.Match{Method: "gEt", Path: "/v1/it's(x)+$y/{id}/z%20w%24%22%3B%7B"}
+	p.Endpoints[1].Match = policy.Match{Method: "PoSt", Path: "/v1/a$b/{id}/@:!*,=~&'c"}
+	if err := export.Check(p, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

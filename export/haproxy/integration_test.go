@@ -45,7 +45,7 @@ func oddPolicy() policy.Policy {
 func TestHAProxyAcceptsEveryPolicy(t *testing.T) {
 	bin := integration.Need(t, "haproxy", "haproxy")
 	cases := exporttest.Policies(t)
-	cases = append(cases, exporttest.Policy{Name: "odd-names", Policy: oddPolicy()})
+	cases = append(cases, exporttest.Policy{Name: "odd-names", Policy: oddPolicy()}, exporttest.Policy{Name: "hostile-text", Policy: exporttest.Hostile(t)})
 	for _, tp := range cases {
 		t.Run(tp.Name, func(t *testing.T) {
 			ex, err := Render(tp.Policy, export.Options{Listen: "127.0.0.1:8080"})
