@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/ratelab/ratelab/static"
 	"io"
 	"log/slog"
@@ -171,7 +173,8 @@ func TestPanicIs500(t *testing.T) {
 // logWatcher is run's stdout in tests. It keeps the JSON log lines and
 // reports the address of the first "listening" line on listening.
 type logWatcher struct {
-	listening chan string // buffered, receives one address
+	listening chan string   // buffered, receives one address
+	stopping  chan struct{} // closed at the "shutting down" line
 
 	mu      sync.Mutex
 	pending []byte
@@ -180,7 +183,7 @@ type logWatcher struct {
 }
 
 func newLogWatcher() *logWatcher {
-	return &logWatcher{listening: make(chan string, 1)}
+	return &logWatcher{listening: make(chan string, 1), stopping: make(chan struct{})}
 }
 
 func (w *logWatcher) Write(p []byte) (int, error) {
@@ -198,6 +201,9 @@ func (w *logWatcher) Write(p []byte) (int, error) {
 		var rec struct {
 			Msg  string `json:"msg"`
 			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "shutting down" {
+			close(w.stopping)
 		}
 		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
 			w.addrs = append(w.addrs, rec.Addr)
@@ -270,6 +276,12 @@ func TestRunArgs(t *testing.T) {
 		{"help", []string{"-h"}, false},
 		{"unknown flag", []string{"-nope"}, true},
 		{"extra argument", []string{"-addr", "127.0.0.1:0", "extra"}, true},
+		{"no heavy slots", []string{"-max-heavy", "0"}, true},
+		{"no heavy time", []string{"-heavy-timeout", "0s"}, true},
+		{"negative page rate", []string{"-page-rate", "-1"}, true},
+		{"negative page cache", []string{"-page-cache", "-1"}, true},
+		{"relative public URL", []string{"-public-url", "ratelab.example.com"}, true},
+		{"no shutdown time", []string{"-shutdown-timeout", "0s"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,5 +320,109 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 		if h, g := head.Header().Get("Content-Type"), get.Header().Get("Content-Type"); h != g {
 			t.Errorf("%s: HEAD content type %q, GET %q", target, h, g)
 		}
+	}
+}
+
+// startRun runs the server with args on a free port and returns its
+// address, its log and the channel run's error arrives on.
+func startRun(t *testing.T, ctx context.Context, args ...string) (string, *logWatcher, chan error) {
+	t.Helper()
+	logs := newLogWatcher()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, logs)
+	}()
+	t.Cleanup(func() {
+		lines, _ := logs.snapshot()
+		t.Logf("run's log:\n%s", strings.Join(lines, "\n"))
+	})
+	select {
+	case addr := <-logs.listening:
+		return addr, logs, done
+	case err := <-done:
+		t.Fatalf("run returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not log a listening address")
+	}
+	return "", nil, nil
+}
+
+// inFlight opens a connection to addr and sends the head of a POST
+// /api/v1/calc of a body of length n with "Expect: 100-continue", and
+// returns once the server's 100 Continue says its handler is reading the
+// body: the request is in flight.
+func inFlight(t *testing.T, addr string, n int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	head := fmt.Sprintf("POST /api/v1/calc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", n)
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue: %v %v", resp, err)
+	}
+	return conn, r
+}
+
+// A stop signal lets a request in flight finish: its body, not sent before
+// the signal, is sent after it, and the client gets its answer; run then
+// returns nil (exit 0).
+func TestRunShutdownDrainsInFlightRequests(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, logs, done := startRun(t, ctx, "-shutdown-timeout", "1m")
+	body := `{"capacity": 1000, "clients": 10}`
+	conn, r := inFlight(t, addr, len(body))
+	cancel() // SIGTERM
+	select {
+	case <-logs.stopping:
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not start shutting down")
+	}
+	if _, err := io.WriteString(conn, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("the in-flight request got no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the in-flight request: %d; want 200", resp.StatusCode)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after draining: %v; want nil", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("run did not return after the request finished")
+	}
+}
+
+// A request still in flight when -shutdown-timeout ends is closed, and run
+// still returns nil: it stopped as asked.
+func TestRunShutdownTimeoutClosesTheRest(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, logs, done := startRun(t, ctx, "-shutdown-timeout", "1ms")
+	inFlight(t, addr, 100) // and its body never comes
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after the shutdown timeout: %v; want nil", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("run did not return")
+	}
+	if lines, _ := logs.snapshot(); !strings.Contains(strings.Join(lines, "\n"), "shutdown timeout") {
+		t.Error("no log line says the shutdown timed out")
 	}
 }
