@@ -127,15 +127,6 @@ type binJSON struct {
 	Queued    int64   `json:"queued"`
 }
 
-type simulateResponse struct {
-	Limiter   calc.Limit     `json:"limiter"`
-	Arrivals  []arrivalOut   `json:"arrivals,omitempty"` // the generated arrivals, when a pattern was given
-	Decisions []decisionJSON `json:"decisions"`
-	Summary   summaryJSON    `json:"summary"`
-	Bin       float64        `json:"bin"`
-	Series    []binJSON      `json:"series"`
-}
-
 type arrivalOut struct {
 	At   float64 `json:"at"`
 	Key  string  `json:"key"`
@@ -421,9 +412,9 @@ func clampSeconds(s float64) float64 {
 	return s
 }
 
-// writeSimulation streams the limiter form's answer: the limiter, the
-// generated arrivals and the decisions (when the run kept them), the
-// summary, the bin and the series, as simulateResponse spells them.
+// writeSimulation streams the limiter form's answer (OpenAPI's
+// SimulateLimiterResponse): "limiter", the generated "arrivals" and the
+// "decisions" when the run kept them, "summary", "bin" and "series".
 func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim algorithms.Simulation, res algorithms.Result) error {
 	lane := res.Lanes[0]
 	s := lane.Summary
