@@ -134,6 +134,7 @@ type scanner struct {
 
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
+	clean   bool // the plain scalar began at the start of a node
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
 	openKey bool // the last block key has no value on its line yet
@@ -284,13 +285,13 @@ func (s *scanner) scanLine(i, end int) *Error {
 	for j < end && space(s.data[j]) {
 		j++
 	}
-	if s.plain && indent > s.topCol() && s.data[j] != '#' {
-		return s.scan(j, end) // the next line of a plain scalar
+	// The next line of a plain scalar: one more indented than the block
+	// collection it is in, and of a scalar that began where a node
+	// begins, as the tokenizer reads it.
+	if s.plain && s.clean && s.n > 0 && indent > s.topCol() && s.data[j] != '#' {
+		return s.scan(j, end)
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
-	if s.data[j] == '%' && j == i {
-		return s.fail(j, "directives (%YAML, %TAG) are not supported", "leave the line out")
-	}
 	return s.scan(j, end)
 }
 
@@ -323,12 +324,16 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.plain, s.after = false, true
 		}
+		// Indicators count at the start of a node, and just after one too:
+		// valid YAML has none there, but the tokenizer reads them. Quotes
+		// and block scalars only start at the start of a node, so that
+		// no text is skipped that the tokenizer would read as syntax.
 		next := byte(' ')
 		if j+1 < end {
 			next = data[j+1]
 		}
 		switch {
-		case c == '-' && space(next) && s.node && s.flow == 0:
+		case c == '-' && space(next) && (s.node || s.after) && s.flow == 0:
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -336,7 +341,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			j++
-		case c == '?' && space(next) && s.node:
+		case c == '?' && space(next) && (s.node || s.after):
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -381,11 +386,11 @@ func (s *scanner) scan(j, end int) *Error {
 			s.flow++
 			s.node, s.after = true, false
 			j++
-		case (c == ']' || c == '}') && s.flow > 0:
+		case c == ']' || c == '}': // even in a block, to the tokenizer
 			if err := s.token(j); err != nil {
 				return err
 			}
-			s.flow--
+			s.flow = max(0, s.flow-1)
 			s.node, s.after = false, true
 			j++
 		case c == ',' && s.flow > 0:
@@ -394,7 +399,7 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.node, s.after = true, false
 			j++
-		case (c == '&' || c == '*') && s.node:
+		case (c == '&' || c == '*') && (s.node || s.after):
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -405,11 +410,14 @@ func (s *scanner) scan(j, end int) *Error {
 				s.startNode(j)
 				s.node, s.after = false, true
 			}
-			j++
-			for j < end && !space(data[j]) && !flowIndicator(data[j]) {
+			j++ // the name runs to a space, or in flow to an indicator
+			for j < end && !space(data[j]) && !(s.flow > 0 && flowIndicator(data[j])) {
 				j++
 			}
-		case c == '!' && s.node:
+		case c == '%' && (s.node || s.after):
+			// A directive, to the tokenizer, wherever a node may start.
+			return s.fail(j, "directives (%YAML, %TAG) are not supported", "leave the line out; quote a value that starts with %")
+		case c == '!' && (s.node || s.after):
 			k := j
 			for k < end && !space(data[k]) && !flowIndicator(data[k]) {
 				k++
@@ -425,7 +433,7 @@ func (s *scanner) scan(j, end int) *Error {
 			s.inBlock, s.min, s.indent = true, s.topCol(), -1
 			s.openKey = false
 			return s.token(j) // the content
-		case (c == '"' || c == '\'') && (s.node || s.after):
+		case (c == '"' || c == '\'') && s.node:
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -437,7 +445,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			s.startNode(j)
-			s.plain, s.node, s.after = true, false, false
+			s.plain, s.clean, s.node, s.after = true, s.node, false, false
 			j++
 		}
 	}
