@@ -288,7 +288,7 @@ func (s *scanner) scanLine(i, end int) *Error {
 	// The next line of a plain scalar: one more indented than the block
 	// collection it is in, and of a scalar that began where a node
 	// begins, as the tokenizer reads it.
-	if s.plain && s.clean && s.n > 0 && indent > s.topCol() && s.data[j] != '#' {
+	if s.plain && s.clean && indent > s.topCol() && s.data[j] != '#' {
 		return s.scan(j, end)
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
