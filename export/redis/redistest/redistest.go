@@ -46,7 +46,9 @@ func Start(t testing.TB) string {
 		}
 		addr := integration.Addr(port)
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		deadline := time.Now().Add(10 * time.Second)
+		// Starting is setup: a loaded machine may take seconds to run
+		// redis-server, so wait up to 30 s, and try three free ports.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			lastErr = rdb.Ping(ctx).Err()
@@ -141,10 +143,26 @@ func Go(t testing.TB, dir string, env []string, args ...string) string {
 	if err != nil {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
-	cmd := exec.Command(goBin, args...)
+	// A step may take what is left of the test binary's deadline but
+	// 30 s: on a loaded machine building and testing the snippets takes
+	// minutes, and a step that cannot finish then fails naming itself,
+	// with its output, instead of the binary panicking at its timeout.
+	ctx := context.Background()
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dt.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+			defer cancel()
+		}
+	}
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"), env...)
+	began := time.Now()
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("go %s in the snippet module: stopped after %v, 30 s before the test's deadline (run the tests with a longer -timeout on a loaded machine)\n%s", strings.Join(args, " "), time.Since(began).Round(time.Second), out)
+	}
 	if err != nil {
 		t.Fatalf("go %s in the snippet module: %v\n%s", strings.Join(args, " "), err, out)
 	}
