@@ -135,6 +135,7 @@ type scanner struct {
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
 	clean   bool // the plain scalar began at the start of a node
+	name    byte // '&' or '*' when the next token is its name
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
 	openKey bool // the last block key has no value on its line yet
@@ -332,6 +333,8 @@ func (s *scanner) scan(j, end int) *Error {
 		if j+1 < end {
 			next = data[j+1]
 		}
+		name := s.name
+		s.name = 0
 		switch {
 		case c == '-' && space(next) && (s.node || s.after) && s.flow == 0:
 			if err := s.token(j); err != nil {
@@ -408,12 +411,11 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			if c == '*' {
 				s.startNode(j)
-				s.node, s.after = false, true
 			}
-			j++ // the name runs to a space, or in flow to an indicator
-			for j < end && !space(data[j]) && !(s.flow > 0 && flowIndicator(data[j])) {
-				j++
-			}
+			// The name is the next token: indicators there are read as
+			// such, as by the tokenizer.
+			s.node, s.after, s.name = true, false, c
+			j++
 		case c == '%' && (s.node || s.after):
 			// A directive, to the tokenizer, wherever a node may start.
 			return s.fail(j, "directives (%YAML, %TAG) are not supported", "leave the line out; quote a value that starts with %")
@@ -440,6 +442,14 @@ func (s *scanner) scan(j, end int) *Error {
 			s.startNode(j)
 			s.quote = c
 			j++
+		case name != 0: // an anchor's or alias's name
+			if err := s.token(j); err != nil {
+				return err
+			}
+			for j < end && !space(data[j]) && !(s.flow > 0 && flowIndicator(data[j])) {
+				j++
+			}
+			s.node, s.after = name == '&', name == '*'
 		default: // a plain scalar
 			if err := s.token(j); err != nil {
 				return err
