@@ -416,6 +416,8 @@ func (s *scanner) scan(j, end int) *Error {
 			// such, as by the tokenizer.
 			s.node, s.after, s.name = true, false, c
 			j++
+		case (c == '@' || c == '`') && (s.node || s.after):
+			return s.fail(j, fmt.Sprintf("%q is reserved in YAML", c), "quote the value")
 		case c == '%' && (s.node || s.after):
 			// A directive, to the tokenizer, wherever a node may start.
 			return s.fail(j, "directives (%YAML, %TAG) are not supported", "leave the line out; quote a value that starts with %")
