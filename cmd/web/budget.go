@@ -24,7 +24,7 @@ const (
 )
 
 // Work units. A simulation holds one more heavy slot per arrivalsPerSlot
-// arrivals (a million take 5 of the 8), and costs one more request of the
+// arrivals (a million take 4 of the 8: a client's share), and costs one more request of the
 // API's per-client quota per arrivalsPerRequest arrivals (a million cost
 // 41, at most the burst): the budget follows the work, so a big run is
 // not one token.
@@ -41,11 +41,17 @@ const busyRetryAfter = 1
 // more, and a request that finds too few free is refused at once (a
 // queue would only hold its memory longer). The zero value admits
 // nothing; use newHeavyGate. Safe for concurrent use.
+//
+// One client holds at most half the slots (perClient), so a client that
+// sends many heavy requests at once cannot keep everyone else out: its
+// requests past its share are refused with 429, the others' with 503 only
+// when the whole gate is full.
 type heavyGate struct {
-	size int64
+	size, perClient int64
 
-	mu   sync.Mutex
-	used int64
+	mu       sync.Mutex
+	used     int64
+	byClient map[string]int64
 }
 
 // newHeavyGate returns a gate of n slots; n <= 0 means defaultMaxHeavy.
@@ -53,25 +59,42 @@ func newHeavyGate(n int) *heavyGate {
 	if n <= 0 {
 		n = defaultMaxHeavy
 	}
-	return &heavyGate{size: int64(n)}
+	return &heavyGate{size: int64(n), perClient: max(int64(n)/2, 1), byClient: map[string]int64{}}
 }
 
-// tryAcquire takes n slots if they are free and reports whether it did.
-func (g *heavyGate) tryAcquire(n int64) bool {
+// gateFull and clientFull say why tryAcquire refused.
+type refusal int
+
+const (
+	admitted refusal = iota
+	gateFull
+	clientFull
+)
+
+// tryAcquire takes n slots for client if they are free and within the
+// client's share, and reports why not otherwise.
+func (g *heavyGate) tryAcquire(client string, n int64) refusal {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.byClient[client]+n > g.perClient {
+		return clientFull
+	}
 	if g.used+n > g.size {
-		return false
+		return gateFull
 	}
 	g.used += n
-	return true
+	g.byClient[client] += n
+	return admitted
 }
 
-// release gives back n slots.
-func (g *heavyGate) release(n int64) {
+// release gives back n slots of client.
+func (g *heavyGate) release(client string, n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.used -= n
+	if g.byClient[client] -= n; g.byClient[client] <= 0 {
+		delete(g.byClient, client)
+	}
 }
 
 // inUse is how many slots are taken.
@@ -86,10 +109,11 @@ func (g *heavyGate) inUse() int64 {
 // charged on the way in, then more as its size becomes known). A nil
 // *work charges nothing.
 type work struct {
-	c     echo.Context
-	gate  *heavyGate
-	slots int64
-	quota *quota // nil when the request's route has no rate limit
+	c      echo.Context
+	gate   *heavyGate
+	client string // the client's address, whose share the slots count in
+	slots  int64
+	quota  *quota // nil when the request's route has no rate limit
 	// cancel ends the request's deadline, and orig is the request as it
 	// came, restored on leaving so the log sees the client's context.
 	cancel context.CancelFunc
@@ -119,14 +143,26 @@ func (w *work) arrivals(n int) error {
 			return err
 		}
 	}
-	want := min(1+int64(n)/arrivalsPerSlot, w.gate.size)
+	want := min(1+int64(n)/arrivalsPerSlot, w.gate.perClient)
 	if extra := want - w.slots; extra > 0 {
-		if !w.gate.tryAcquire(extra) {
-			return busy(w.c, w.gate)
+		if r := w.gate.tryAcquire(w.client, extra); r != admitted {
+			return refuse(w.c, w.gate, r)
 		}
 		w.slots = want
 	}
 	return nil
+}
+
+// refuse is the answer of a refused slot: busy for a full gate, a 429 for
+// a client over its share.
+func refuse(c echo.Context, g *heavyGate, r refusal) error {
+	if r == gateFull {
+		return busy(c, g)
+	}
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(busyRetryAfter))
+	return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf(
+		"too many heavy requests at once from this client: each client runs at most %d of the server's %d (simulations, designer pages, embeds, exports); retry after %d s",
+		g.perClient, g.size, busyRetryAfter))
 }
 
 // busy is the 503 of a full gate, with Retry-After.
@@ -164,21 +200,22 @@ func enterHeavy(c echo.Context, gate *heavyGate, timeout time.Duration) (*work, 
 	if timeout <= 0 {
 		timeout = defaultHeavyTimeout
 	}
-	if !gate.tryAcquire(1) {
-		return nil, busy(c, gate)
+	client := c.RealIP()
+	if r := gate.tryAcquire(client, 1); r != admitted {
+		return nil, refuse(c, gate, r)
 	}
 	req := c.Request()
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	c.SetRequest(req.WithContext(ctx))
 	q, _ := c.Get(quotaKey).(*quota)
-	w := &work{c: c, gate: gate, slots: 1, quota: q, cancel: cancel, orig: req}
+	w := &work{c: c, gate: gate, client: client, slots: 1, quota: q, cancel: cancel, orig: req}
 	c.Set(workKey, w)
 	return w, nil
 }
 
 // leave gives the request's slots back and ends its deadline.
 func (w *work) leave() {
-	w.gate.release(w.slots)
+	w.gate.release(w.client, w.slots)
 	w.slots = 0
 	w.cancel()
 	w.c.SetRequest(w.orig)

@@ -232,6 +232,8 @@ func heldSimulations(t *testing.T, e http.Handler, n int) (release func()) {
 			defer wg.Done()
 			req := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", pr)
 			req.Header.Set("Content-Type", "application/json")
+			// Each from its own client, within its share of the gate.
+			req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", 10+i)
 			e.ServeHTTP(httptest.NewRecorder(), req)
 		}()
 		// The write returns once the handler has read it: the request
@@ -276,18 +278,67 @@ func TestHeavyRequestsBeyondTheCapAre503(t *testing.T) {
 	}
 }
 
-// A million-arrival simulation takes 1 + 4 slots: with 5 of 8 held by
-// four waiting requests, it does not fit.
+// A million-arrival simulation wants 1 + 4 slots but a client's share is
+// half the gate: 4 of 8. Another client may take the other 4; a third
+// finds the gate full (503), and the first asking for more is over its
+// share (429).
 func TestHeavySlotsFollowArrivals(t *testing.T) {
 	g := newHeavyGate(8)
-	w := &work{gate: g, slots: 1}
-	g.tryAcquire(1)
-	if err := w.arrivals(1_000_000); err != nil || g.inUse() != 5 {
-		t.Fatalf("a million arrivals: %v, %d slots in use; want 5", err, g.inUse())
+	w := &work{gate: g, client: "a", slots: 1}
+	g.tryAcquire("a", 1)
+	if err := w.arrivals(1_000_000); err != nil || g.inUse() != 4 {
+		t.Fatalf("a million arrivals: %v, %d slots in use; want 4", err, g.inUse())
 	}
-	if !g.tryAcquire(3) || g.tryAcquire(1) {
-		t.Fatalf("the gate of 8 with 5 taken should hold 3 more and no fourth")
+	if r := g.tryAcquire("b", 4); r != admitted {
+		t.Fatalf("another client's 4 slots: %v", r)
 	}
+	if r := g.tryAcquire("c", 1); r != gateFull {
+		t.Errorf("a third client with the gate full: %v, want gateFull", r)
+	}
+	g.release("b", 4)
+	if r := g.tryAcquire("a", 1); r != clientFull {
+		t.Errorf("the first client past its share: %v, want clientFull", r)
+	}
+	if r := g.tryAcquire("c", 4); r != admitted {
+		t.Errorf("a third client once the second left: %v", r)
+	}
+}
+
+// TestOneClientCannotFillTheGate: heavy pages from one client beyond its
+// share of the gate are 429 with Retry-After, and another client still
+// gets its page.
+func TestOneClientCannotFillTheGate(t *testing.T) {
+	e := newServer(config{maxHeavy: 4, pageCache: -1})
+	// Two slots held by one client (the share of a gate of 4).
+	var wg sync.WaitGroup
+	writers := make([]*io.PipeWriter, 2)
+	for i := range writers {
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		wg.Go(func() {
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", pr)
+			req.Header.Set("Content-Type", "application/json")
+			req.RemoteAddr = "192.0.2.77:1234"
+			e.ServeHTTP(httptest.NewRecorder(), req)
+		})
+		if _, err := pw.Write([]byte(`{"limiter": `)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/?"+embedDesign, nil)
+	req.RemoteAddr = "192.0.2.77:1234"
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("a third heavy request from the same client: %d, Retry-After %q; want 429 with a wait", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := serve(t, e, http.MethodGet, "/?"+embedDesign); rec.Code != http.StatusOK {
+		t.Errorf("another client's page: %d, want 200", rec.Code)
+	}
+	for _, pw := range writers {
+		pw.Close()
+	}
+	wg.Wait()
 }
 
 // logLines is a JSON slog handler's output, parsed.

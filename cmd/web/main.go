@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,11 @@ const (
 	idleTimeout            = 2 * time.Minute
 	defaultShutdownTimeout = 30 * time.Second
 )
+
+// defaultMemoryLimit is the Go heap's soft limit (-memory-limit): with the
+// server's caps on heavy requests and uploads it keeps the process's
+// resident memory under 512 MiB.
+const defaultMemoryLimit = 384 << 20
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -119,6 +125,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.SetOutput(stdout)
 	addr := fs.String("addr", ":8080", "TCP `address` to listen on")
 	maxArrivals := fs.Int("max-arrivals", defaultMaxArrivals, "most `arrivals` one simulate API request may send or generate")
+	memoryLimit := fs.Int64("memory-limit", defaultMemoryLimit,
+		"soft limit of the Go heap in `bytes` (the collector works harder near it); 0 leaves it to GOMEMLIMIT")
 	serverFlags := addServerFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -131,6 +139,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	if *maxArrivals < 1 {
 		return fmt.Errorf("-max-arrivals: %d; want at least 1", *maxArrivals)
+	}
+	if *memoryLimit < 0 {
+		return fmt.Errorf("-memory-limit: %d; want 0 (GOMEMLIMIT) or more bytes", *memoryLimit)
+	}
+	if *memoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
+		// Heavy requests run at once allocate in bursts: with a soft limit
+		// the collector keeps the heap near it instead of letting it double.
+		debug.SetMemoryLimit(*memoryLimit)
 	}
 	cfg := config{
 		addr:        *addr,
