@@ -104,7 +104,7 @@ func abuse(ctx context.Context, o options, progress io.Writer) (*report, error) 
 	if rss, ok := srv.PeakRSS(); ok {
 		rep.peakRSS = rss
 	}
-	rep.exitErr = srv.Stop()
+	rep.exitErr = srv.Wait() // the SIGTERM is drainUpload's
 	rep.logLines, rep.logErrors, _, rep.logKept = srv.Log()
 	rep.took = time.Since(start)
 	return rep, nil

@@ -341,3 +341,15 @@ func (s *Server) PeakRSS() (int64, bool) {
 
 // Signal sends sig to the server.
 func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
+
+// Wait waits for the server to exit after a signal sent with Signal, and
+// kills it if it has not within stopTimeout. It returns the exit error.
+func (s *Server) Wait() error {
+	select {
+	case <-s.exited:
+		return s.err
+	case <-time.After(stopTimeout):
+		s.Kill()
+		return fmt.Errorf("server still running %s after the signal; killed", stopTimeout)
+	}
+}
