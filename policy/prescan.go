@@ -136,6 +136,7 @@ type scanner struct {
 	plain   bool // inside a plain scalar
 	clean   bool // the plain scalar began at the start of a node
 	name    byte // '&' or '*' when the next token is its name
+	cont    int  // the indentation of the plain scalar's last line
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
 	openKey bool // the last block key has no value on its line yet
@@ -289,7 +290,9 @@ func (s *scanner) scanLine(i, end int) *Error {
 	// The next line of a plain scalar: one more indented than the block
 	// collection it is in, and of a scalar that began where a node
 	// begins, as the tokenizer reads it.
-	if s.plain && s.clean && indent > s.topCol() && s.data[j] != '#' {
+	// The tokenizer ends it at a line less indented than the one before.
+	if s.plain && s.clean && indent > s.topCol() && indent >= s.cont && s.data[j] != '#' {
+		s.cont = indent
 		return s.scan(j, end)
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
@@ -457,7 +460,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			s.startNode(j)
-			s.plain, s.clean, s.node, s.after = true, s.node, false, false
+			s.plain, s.clean, s.node, s.after, s.cont = true, s.node, false, false, 0
 			j++
 		}
 	}
