@@ -372,7 +372,7 @@ func (s *scanner) scan(j, end int) *Error {
 					at = s.nodeAt // the key's first byte, on this line
 				}
 				err = s.block(at, column(data, s.start, at)-1, false)
-				s.openKey = true
+				s.openKey, s.nodeAt = true, -1 // a second ":" is a key of its own
 			} else {
 				err = s.key(j, nil)
 			}
