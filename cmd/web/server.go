@@ -164,6 +164,13 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		h := c.Response().Header()
 		h.Del(echo.HeaderCacheControl)
 		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+		if req.ContentLength != 0 && code >= http.StatusBadRequest {
+			// A refused request may leave its body unread (an upload cut
+			// off as too slow or too large): close the connection after
+			// the answer, or net/http first reads up to 256 KiB more of
+			// it from a client that may never send them.
+			h.Set(echo.HeaderConnection, "close")
+		}
 		var werr error
 		switch {
 		case req.Method == http.MethodHead:
