@@ -128,11 +128,13 @@ var attacks = []attack{
 		func(ctx context.Context, a *attacker) {
 			hostile := []string{"x\rkind: ClusterRoleBinding", "x\u0085dynamic_resources: {}", "x\u2028paths: {}", "x\u2029---", "<img src=x onerror=alert(1)>"}
 			targets := []string{"envoy-gateway", "envoy-local", "envoy-ratelimit", "openapi", "markdown", "nginx", "haproxy", "redis-lua", "xtime-rate"}
-			for _, h := range hostile {
+			// Each hostile text from its own client address: the point is
+			// what the exports answer, not the pages' rate limit.
+			for i, h := range hostile {
 				for _, tg := range targets {
 					for _, field := range []string{"description", "name"} {
 						q := "capacity=1000&clients=10&p99=2&" + field + "=" + url.QueryEscape(h)
-						send(ctx, a.client, a.t, a.ip(0), http.MethodGet, a.base+"/export/"+tg+"?"+q, "", nil)
+						send(ctx, a.client, a.t, a.ip(i), http.MethodGet, a.base+"/export/"+tg+"?"+q, "", nil)
 					}
 				}
 			}

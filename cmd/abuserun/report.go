@@ -194,6 +194,9 @@ func (r *report) failures(o options) []string {
 		if res.t.bad > 0 {
 			out = append(out, fmt.Sprintf("%s: %d answers with a 5xx: %s", res.name, res.t.bad, strings.Join(res.t.notes, "; ")))
 		}
+		if res.t.held > 0 {
+			out = append(out, fmt.Sprintf("%s: %d connections still open after %s: the server neither answered nor closed them", res.name, res.t.held, slowFor))
+		}
 		if res.t.big > 0 {
 			out = append(out, fmt.Sprintf("%s: %d response headers over %d bytes", res.name, res.t.big, maxHeaderBytes))
 		}

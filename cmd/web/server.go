@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -120,6 +121,10 @@ func clientGone(err error) bool {
 // a 500 whose details go to the log, never to the client. Under /api/
 // errors are JSON ({"errors":[{"field":…,"message":…}]}), elsewhere plain
 // text; none are cached.
+// refusedBodyWait is how long a refused request's unread body is read
+// before the answer (see errorHandler).
+const refusedBodyWait = 2 * time.Second
+
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -166,10 +171,13 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
 		if req.ContentLength != 0 && code >= http.StatusBadRequest {
 			// A refused request may leave its body unread (an upload cut
-			// off as too slow or too large): close the connection after
-			// the answer, or net/http first reads up to 256 KiB more of
-			// it from a client that may never send them.
-			h.Set(echo.HeaderConnection, "close")
+			// off as too slow or too large). Before answering, net/http
+			// reads up to 256 KiB more of it, so that a client still
+			// sending gets the answer and not a reset; bound that read, or
+			// a client that stalled would wait for an answer that waits
+			// for it. Past the bound the connection closes after the
+			// answer.
+			_ = http.NewResponseController(c.Response().Writer).SetReadDeadline(time.Now().Add(refusedBodyWait))
 		}
 		var werr error
 		switch {
