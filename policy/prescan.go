@@ -131,6 +131,7 @@ type scanner struct {
 	flow   int // open [ and {
 
 	tokens, keys, anchors int
+	last                  int // where the last token began
 
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
@@ -153,6 +154,7 @@ func (s *scanner) fail(i int, msg, hint string) *Error {
 }
 
 func (s *scanner) token(i int) *Error {
+	s.last = i
 	if s.tokens++; s.tokens > MaxTokens {
 		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
 	}
@@ -362,14 +364,19 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			j++
 		case c == ':' && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
+			prev := s.last
 			if err := s.token(j); err != nil {
 				return err
 			}
 			var err *Error
 			if s.flow == 0 {
+				// The key is the node before, or the token before
+				// (a second ":"), as checkDepth places it.
 				at := j
 				if s.nodeAt >= s.start {
-					at = s.nodeAt // the key's first byte, on this line
+					at = s.nodeAt
+				} else if prev >= s.start {
+					at = prev
 				}
 				err = s.block(at, column(data, s.start, at)-1, false)
 				s.openKey, s.nodeAt = true, -1 // a second ":" is a key of its own
