@@ -6,8 +6,9 @@
 // exports it, imports it without loss, and the command line lints it.
 //
 // The package holds the model ([Policy]), its strict YAML codec ([Decode],
-// [Encode]), the conversions to and from the calculator ([FromDesign],
-// [Policy.Design]) and the lint ([Lint]). One vocabulary with calc, the
+// [Encode]), its limits as one flat list ([Policy.Limits]), the
+// calculator input it was sized from ([Policy.Design]) and the lint
+// ([Lint]). One vocabulary with calc, the
 // JSON API and the UI: rate, burst, queue, limit, window, capacity,
 // headroom, p99, margin… Durations in the file are Go duration strings
 // ("60s", "1m30s", "500ms"); rates are requests per second.
