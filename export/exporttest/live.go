@@ -22,6 +22,18 @@ type Step struct {
 	Header, Value string
 }
 
+// target is the step's method and path, GET and / when not given.
+func (st Step) target() (method, path string) {
+	method, path = st.Method, st.Path
+	if method == "" {
+		method = http.MethodGet
+	}
+	if path == "" {
+		path = "/"
+	}
+	return method, path
+}
+
 // Send sends the steps to base ("http://127.0.0.1:port") one after the
 // other and reports every status or header that is not the step's. Each
 // request has 3 s.
@@ -29,13 +41,7 @@ func Send(t *testing.T, base string, steps []Step) {
 	t.Helper()
 	client := &http.Client{Timeout: 3 * time.Second}
 	for i, st := range steps {
-		method, path := st.Method, st.Path
-		if method == "" {
-			method = http.MethodGet
-		}
-		if path == "" {
-			path = "/"
-		}
+		method, path := st.target()
 		req, err := http.NewRequest(method, base+path, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -111,13 +117,7 @@ func Expect(t *testing.T, p policy.Policy, steps []Step) {
 		t.Fatal(err)
 	}
 	for i, st := range steps {
-		method, path := st.Method, st.Path
-		if method == "" {
-			method = http.MethodGet
-		}
-		if path == "" {
-			path = "/"
-		}
+		method, path := st.target()
 		d := e.Decide(engine.Request{At: time.Duration(i) * time.Millisecond, Key: st.Key, Tier: st.Tier, Method: method, Path: path})
 		want := http.StatusOK
 		if !d.Allowed && !d.Shadow {
