@@ -9,7 +9,7 @@
 //	loadrun [-c 8] [-n 5000] [-n-heavy 1000] [-duration 10s] [flags]
 //
 // Without -url it builds ./cmd/web into a temporary directory (or takes
-// -bin), starts it on 127.0.0.1:0 with -api-rate 0, and reads its memory
+// -bin), starts it on 127.0.0.1:0 with its per-client limits off (serverArgs), and reads its memory
 // (VmRSS) from /proc. With -url it drives a server that is already running,
 // which must listen on a loopback address and have its API rate limit off;
 // memory then comes from the server's /metrics.
@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadrun", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	var o options
-	fs.StringVar(&o.baseURL, "url", "", "`root URL` of a running server on a loopback address (started with -api-rate 0); empty starts the server itself")
+	fs.StringVar(&o.baseURL, "url", "", "`root URL` of a running server on a loopback address (started with -api-rate 0 -page-rate 0); empty starts the server itself")
 	fs.StringVar(&o.bin, "bin", "", "server `binary` to start; empty builds ./cmd/web into a temporary directory")
 	fs.IntVar(&o.concurrency, "c", 8, "concurrent `workers`, each with one request in flight")
 	fs.IntVar(&o.requests, "n", 5000, "measured `requests` per cheap target (/healthz, /api/v1/calc)")
