@@ -131,7 +131,7 @@ type scanner struct {
 	flow   int // open [ and {
 
 	tokens, keys, anchors int
-	last                  int // where the last token began
+	last, lastStart       int // where the last token began, and its line
 
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
@@ -154,7 +154,7 @@ func (s *scanner) fail(i int, msg, hint string) *Error {
 }
 
 func (s *scanner) token(i int) *Error {
-	s.last = i
+	s.last, s.lastStart = i, s.start
 	if s.tokens++; s.tokens > MaxTokens {
 		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
 	}
@@ -364,21 +364,27 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			j++
 		case c == ':' && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
-			prev := s.last
+			prev, prevStart := s.last, s.lastStart
 			if err := s.token(j); err != nil {
 				return err
 			}
 			var err *Error
 			if s.flow == 0 {
-				// The key is the node before, or the token before
-				// (a second ":"), as checkDepth places it.
+				// The key is the node before on this line, or else the
+				// token before, even on a line before (": :" or a ":"
+				// starting a line), as checkDepth places it.
+				col := column(data, s.start, j) - 1
+				switch {
+				case s.nodeAt >= s.start:
+					col = column(data, s.start, s.nodeAt) - 1
+				case s.tokens > 1:
+					col = column(data, prevStart, prev) - 1
+				}
 				at := j
 				if s.nodeAt >= s.start {
 					at = s.nodeAt
-				} else if prev >= s.start {
-					at = prev
 				}
-				err = s.block(at, column(data, s.start, at)-1, false)
+				err = s.block(at, col, false)
 				s.openKey, s.nodeAt = true, -1 // a second ":" is a key of its own
 			} else {
 				err = s.key(j, nil)
