@@ -167,6 +167,12 @@ func DefaultPattern(name PatternName) Pattern {
 	return p
 }
 
+// The window that window_boundary straddles is within these bounds.
+const (
+	MinPatternWindow = 10 * time.Millisecond
+	MaxPatternWindow = 24 * time.Hour
+)
+
 // SharedIPAddress is the one address every shared_ip user sends from.
 const SharedIPAddress = "203.0.113.7"
 
@@ -222,7 +228,7 @@ func (p Pattern) validateParam(field string) error {
 	case "period":
 		return durationIn(p.Period, time.Millisecond, 24*time.Hour)
 	case "window":
-		return durationIn(p.Window, 10*time.Millisecond, 24*time.Hour)
+		return durationIn(p.Window, MinPatternWindow, MaxPatternWindow)
 	case "count":
 		return intIn(p.Count, 1, 1_000_000)
 	case "clients":

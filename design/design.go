@@ -334,7 +334,7 @@ func (d *Design) parsePattern() {
 		d.problem("pattern", fmt.Sprintf("pattern: %s is not a pattern; want one of %s", quote(string(name)), strings.Join(names, ", ")))
 		return
 	}
-	p := algorithms.DefaultPattern(name)
+	p := d.patternDefaults(name)
 	bad := false
 	for _, param := range info.Params {
 		key := "pattern." + param
@@ -342,7 +342,7 @@ func (d *Design) parsePattern() {
 		if v == "" {
 			continue
 		}
-		one := algorithms.DefaultPattern(name)
+		one := d.patternDefaults(name)
 		if err := setPatternParam(&one, param, v); err != nil {
 			d.problem(key, key+": "+err.Error())
 			bad = true
@@ -362,6 +362,23 @@ func (d *Design) parsePattern() {
 		return
 	}
 	d.pattern, d.patternOK = p, true
+}
+
+// patternDefaults is the pattern called name with the parameters it has
+// when the URL gives none: algorithms.DefaultPattern's, except that
+// window_boundary straddles the edge of the design's window (window, 60 s
+// when not given), brought within the pattern's [10ms, 24h], so the fixed
+// window's 2× flaw shows on the design's own limit.
+func (d *Design) patternDefaults(name algorithms.PatternName) algorithms.Pattern {
+	p := algorithms.DefaultPattern(name)
+	if name == algorithms.PatternWindowBoundary {
+		w := d.p.Sizing.Window
+		if w <= 0 {
+			w = secondsDuration(calc.DefaultWindow)
+		}
+		p.Window = min(max(w, algorithms.MinPatternWindow), algorithms.MaxPatternWindow)
+	}
+	return p
 }
 
 // patternProblem records a pattern's validation error on its parameter.
@@ -466,7 +483,7 @@ func FromPolicy(p policy.Policy, pattern algorithms.Pattern) *Design {
 	q := src.encode()
 	if pattern.Name != "" {
 		src.pattern = pattern
-		def := algorithms.DefaultPattern(pattern.Name)
+		def := src.patternDefaults(pattern.Name)
 		if pattern.Name != DefaultPattern {
 			q.Set("pattern", string(pattern.Name))
 		}

@@ -111,7 +111,7 @@ func (d *Design) Form(r *Resolved) []Section {
 		pattern = DefaultPattern
 	}
 	info, known := algorithms.PatternByName(pattern)
-	defaults := algorithms.DefaultPattern(pattern)
+	defaults := d.patternDefaults(pattern)
 
 	field := func(f Field, index int) FormField {
 		name := f.Param(index)
