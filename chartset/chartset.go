@@ -152,9 +152,9 @@ func replicaChart(res calc.Result, tb algorithms.Spec, traffic algorithms.Traffi
 	}
 	R := res.Input.Replicas
 	caption := fmt.Sprintf("Requests admitted so far by %s on the same arrivals, enforced in one shared store (such as Redis) and locally on %d replicas behind a round-robin balancer, each replica with the full limit: together they admit up to %d times as much.",
-		tb, R, R)
+		views.SpecLabel(tb), R, R)
 	if R == 1 {
-		caption = fmt.Sprintf("Requests admitted so far by %s on the same arrivals. With one replica, local and shared enforcement are the same; set replicas above 1 to see local limits multiply.", tb)
+		caption = fmt.Sprintf("Requests admitted so far by %s on the same arrivals. With one replica, local and shared enforcement are the same; set replicas above 1 to see local limits multiply.", views.SpecLabel(tb))
 	}
 	if res.PerReplica != nil {
 		caption += fmt.Sprintf(" The per-replica split enforces rate/%d and ⌈burst/%d⌉ on each replica instead.", R, R)
@@ -212,7 +212,7 @@ func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Patt
 // Caption is the one-line caption of a design's charts in documentation:
 // the per-client limit they compare against and the traffic pattern.
 func Caption(res calc.Result, pattern algorithms.PatternName, info Info) string {
-	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", res.Spec(algorithms.NameTokenBucket), pattern, info.Arrivals)
+	return fmt.Sprintf("per-client limit %s · pattern %s, %d requests", views.SpecLabel(res.Spec(algorithms.NameTokenBucket)), pattern, info.Arrivals)
 }
 
 // Policy simulates the policy's own limits on pattern pat, through package
@@ -257,7 +257,7 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	}
 	caption := fmt.Sprintf("pattern %s, %d requests", pat.Name, len(arrivals))
 	if g := p.Global.Limit; g.Algorithm != "" {
-		caption += ", global limit " + g.String()
+		caption += ", global limit " + views.SpecLabel(g)
 	}
 	return views.PolicyCharts(lanes, caption), info, nil
 }
@@ -284,7 +284,7 @@ func Classes(p policy.Policy) []Class {
 	if p.Defaults.Limit.Algorithm != "" || len(p.Tiers) == 0 {
 		name := "default: no per-client limit"
 		if p.Defaults.Limit.Algorithm != "" {
-			name = "default: " + p.Defaults.Limit.String()
+			name = "default: " + views.SpecLabel(p.Defaults.Limit)
 		}
 		out = append(out, Class{Name: name})
 	}
@@ -292,9 +292,9 @@ func Classes(p policy.Policy) []Class {
 		name := "tier " + t.Name + ": "
 		switch {
 		case t.Limit.Algorithm != "":
-			name += t.Limit.String()
+			name += views.SpecLabel(t.Limit)
 		case p.Defaults.Limit.Algorithm != "":
-			name += p.Defaults.Limit.String() + " (the default)"
+			name += views.SpecLabel(p.Defaults.Limit) + " (the default)"
 		default:
 			name += "no per-client limit"
 		}
@@ -309,7 +309,7 @@ func Classes(p policy.Policy) []Class {
 			continue
 		}
 		out = append(out, Class{Tier: asker, Method: e.Match.Method, Path: concretePath(e.Match.Path),
-			Name: "endpoint " + e.Match.Method + " " + e.Match.Path + ": " + e.Limit.String()})
+			Name: "endpoint " + e.Match.Method + " " + e.Match.Path + ": " + views.SpecLabel(e.Limit)})
 	}
 	return out
 }
@@ -340,7 +340,7 @@ func PolicyCaption(p policy.Policy, pattern algorithms.PatternName, info Info) s
 		parts = append(parts, c.Name)
 	}
 	if g := p.Global.Limit; g.Algorithm != "" {
-		parts = append(parts, "global: "+g.String())
+		parts = append(parts, "global: "+views.SpecLabel(g))
 	}
 	return fmt.Sprintf("policy %s · %s · pattern %s, %d requests", p.Metadata.Name, strings.Join(parts, "; "), pattern, info.Arrivals)
 }

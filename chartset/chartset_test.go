@@ -102,7 +102,7 @@ func TestPolicyChartsEveryLimit(t *testing.T) {
 		"default: token_bucket(rate=1/s, burst=100)":                           "100",
 		"tier free: token_bucket(rate=1/s, burst=100) (the default)":           "100",
 		"tier paid: gcra(rate=1/s, burst=250)":                                 "250",
-		"endpoint POST /v1/orders/{id}: fixed_window(limit=20, window=1h0m0s)": "20",
+		"endpoint POST /v1/orders/{id}: fixed_window(limit=20, window=60 min)": "20",
 	}
 	last := cum.Table.Rows[len(cum.Table.Rows)-1]
 	for i, col := range cum.Table.Columns[1:] {

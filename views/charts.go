@@ -235,7 +235,7 @@ func sameOffered(sim algorithms.Result) bool {
 }
 
 func binLabel(bin time.Duration) string {
-	return "requests per " + Num(bin.Seconds()) + " s"
+	return "requests per " + Duration(bin)
 }
 
 // IdealLine is what a token bucket lets through at most: burst at once,
@@ -266,7 +266,7 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 		if i > 0 {
 			specs += ", "
 		}
-		specs += l.Lane.Spec.String()
+		specs += SpecLabel(l.Lane.Spec)
 	}
 	per := binLabel(sim.Bin)
 
@@ -324,7 +324,7 @@ func ReplicaChart(sim algorithms.Result, names []string, caption string) Chart {
 		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
 	}
 	for i, lane := range sim.Lanes {
-		name := lane.Lane.Spec.String()
+		name := SpecLabel(lane.Lane.Spec)
 		if i < len(names) {
 			name = names[i]
 		}

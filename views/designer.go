@@ -294,7 +294,7 @@ func valueText(v calc.Value) string {
 	case calc.UnitFraction:
 		return Num(100*v.Value) + " %"
 	case calc.UnitSeconds:
-		return Num(v.Value) + " s"
+		return seconds(v.Value)
 	case "":
 		return Num(v.Value)
 	}
@@ -315,7 +315,7 @@ func clientCount(x float64) string {
 }
 
 // seconds formats seconds.
-func seconds(s float64) string { return Num(s) + " s" }
+func seconds(s float64) string { return SecondsText(s) }
 
 // numberNames lists a check's numbers in name order: "ratio = 1.25".
 func numberNames(n map[string]float64) []string {
