@@ -72,6 +72,13 @@ func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
 	if err != nil {
 		return nil, Info{}, &PatternError{Err: err, Message: err.Error()}
 	}
+	if traffic.Retry != nil {
+		// The pattern's clients retry as the design's do, with the
+		// pattern's jitter.
+		r := stormRetry(res, p.Seed)
+		r.Jitter = traffic.Retry.Jitter
+		traffic.Retry = &r
+	}
 	arrivals := traffic.Arrivals
 	if r := traffic.Retry; r != nil && len(arrivals)*(1+r.Attempts) > MaxArrivals {
 		return nil, Info{Arrivals: len(arrivals)}, &PatternError{Param: "pattern.clients", Arrivals: len(arrivals),
@@ -164,49 +171,83 @@ func replicaChart(res calc.Result, tb algorithms.Spec, traffic algorithms.Traffi
 
 // stormPattern is the retry storm of the charts: the design's retry_storm
 // pattern when it is the chosen one, otherwise one with twice the burst of
-// clients and the chosen seed. jitter is the "with jitter" fraction: the
-// pattern's, else the design's retry.jitter, else 0.5.
-func stormPattern(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (p algorithms.Pattern, jitter float64) {
-	p = algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+// clients (fewer when the design's attempts would offer more than
+// MaxArrivals) and the chosen seed.
+func stormPattern(tb algorithms.Spec, chosen algorithms.Pattern, retry algorithms.RetryPolicy) algorithms.Pattern {
 	if chosen.Name == algorithms.PatternRetryStorm {
-		p = chosen
-		jitter = chosen.Jitter
-	} else {
-		p.Seed = chosen.Seed
-		p.Clients = int(min(max(2*tb.Burst, minStormClients), maxStormClients))
+		return chosen
 	}
-	if jitter == 0 && res.Input.Retry.Jitter != nil {
-		jitter = *res.Input.Retry.Jitter
-	}
-	if jitter == 0 {
-		jitter = calc.DefaultRetryJitter
-	}
-	return p, jitter
+	p := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+	p.Seed = chosen.Seed
+	p.Clients = int(min(max(2*tb.Burst, minStormClients), maxStormClients, int64(MaxArrivals/(1+retry.Attempts))))
+	return p
 }
 
-// retryStormChart runs the storm twice against the token bucket: clients in
-// lockstep (no jitter) and with jitter, on the same bins.
+// stormRetry is how the storm's clients retry: as the design says
+// (res.Input.Retry, with calc's defaults: attempts, base, factor, cap and
+// jitter), but ignoring Retry-After, as naive clients do.
+func stormRetry(res calc.Result, seed uint64) algorithms.RetryPolicy {
+	r := res.Input.Retry.Policy(seed)
+	r.HonorRetryAfter = false
+	return r
+}
+
+// stormJitter is the "with jitter" fraction of the storm chart: the chosen
+// retry_storm pattern's jitter when it has one, else the design's; when
+// the design's is 0 (no jitter) its clients are the line without jitter,
+// and the calculator's default is the comparison (compared is true).
+func stormJitter(chosen algorithms.Pattern, retry algorithms.RetryPolicy) (jitter float64, compared bool) {
+	switch {
+	case chosen.Name == algorithms.PatternRetryStorm && chosen.Jitter > 0:
+		return chosen.Jitter, false
+	case retry.Jitter > 0:
+		return retry.Jitter, false
+	}
+	return calc.DefaultRetryJitter, true
+}
+
+// retryStormChart charts the storm's two runs.
 func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (views.Chart, error) {
-	p, jitter := stormPattern(res, tb, chosen)
+	still, jittered, caption, err := stormRuns(res, tb, chosen)
+	if err != nil {
+		return views.Chart{}, err
+	}
+	return views.RetryStormChart(still, jittered, caption), nil
+}
+
+// stormRuns runs the storm twice against the token bucket: clients in
+// lockstep (no jitter) and with jitter, on the same bins, both retrying as
+// the design's retry policy says, and captions them.
+func stormRuns(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (still, jittered algorithms.Result, caption string, err error) {
+	retry := stormRetry(res, chosen.Seed)
+	p := stormPattern(tb, chosen, retry)
+	retry.Seed = p.Seed
+	jitter, compared := stormJitter(chosen, retry)
 	run := func(j float64, bin time.Duration) (algorithms.Result, error) {
-		p.Jitter = j
 		t, err := p.Generate(MaxArrivals)
 		if err != nil {
 			return algorithms.Result{}, err
 		}
+		r := retry
+		r.Jitter = j
+		t.Retry = &r
 		return algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: t, Bin: bin})
 	}
-	jittered, err := run(jitter, 0) // the longer run picks the bin width
+	jittered, err = run(jitter, 0) // the longer run picks the bin width
 	if err != nil {
-		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
+		return still, jittered, "", fmt.Errorf("retry storm: %w", err)
 	}
-	still, err := run(0, jittered.Bin)
+	still, err = run(0, jittered.Bin)
 	if err != nil {
-		return views.Chart{}, fmt.Errorf("retry storm: %w", err)
+		return still, jittered, "", fmt.Errorf("retry storm: %w", err)
 	}
-	caption := fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry with exponential backoff from 1 s, doubling, up to 5 attempts, ignoring Retry-After as naive clients do. Without jitter they retry in lockstep and are rejected together again; with %s %% jitter the retries spread out and more get through.",
-		p.Clients, tb, algorithms.RetryStormKey, views.Num(100*jitter))
-	return views.RetryStormChart(still, jittered, caption), nil
+	caption = fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry as the design's retry policy says: after %s, then ×%s each time, waiting at most %s, up to %d attempts, ignoring Retry-After as naive clients do. Without jitter they retry in lockstep and are rejected together again; with %s %% jitter the retries spread out and more get through.",
+		p.Clients, views.SpecLabel(tb), algorithms.RetryStormKey, views.Duration(retry.Base), views.Num(retry.Factor), views.Duration(retry.Cap),
+		retry.Attempts, views.Num(100*jitter))
+	if compared {
+		caption += fmt.Sprintf(" The design's clients add no jitter (retry.jitter 0): theirs is the line without jitter, and the line with jitter uses the calculator's default of %s %% for comparison.", views.Num(100*calc.DefaultRetryJitter))
+	}
+	return still, jittered, caption, nil
 }
 
 // Caption is the one-line caption of a design's charts in documentation:

@@ -2,6 +2,8 @@ package chartset
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,76 @@ func TestPolicyChartsEveryLimit(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("no series %q", name)
+	}
+}
+
+// TestRetryStormFollowsTheDesign: the storm's clients retry as the
+// design's retry policy says: no client retries more than the design's
+// attempts, with 2 attempts some give up, more attempts offer more
+// retries, and the caption states the policy.
+func TestRetryStormFollowsTheDesign(t *testing.T) {
+	size := func(attempts int, jitter float64) calc.Result {
+		t.Helper()
+		res, err := calc.Size(calc.Input{Capacity: 500, Clients: 20, P99: 3,
+			Retry: calc.Retry{Attempts: attempts, Base: 0.5, Factor: 3, Cap: 4, Jitter: &jitter}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	chosen := algorithms.DefaultPattern(algorithms.PatternRamp)
+	retries := map[int]int64{}
+	for _, attempts := range []int{2, 7} {
+		res := size(attempts, 0.2)
+		tb := res.Spec(algorithms.NameTokenBucket)
+		still, jittered, caption, err := stormRuns(res, tb, chosen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := still.Lanes[0].Summary
+		clients := stormPattern(tb, chosen, stormRetry(res, 1)).Clients
+		if s.Retries == 0 || s.Retries > int64(attempts*clients) || (attempts == 2 && s.GaveUp == 0) {
+			t.Errorf("attempts %d: %d retries and %d gave up from %d clients, want at most %d retries (and with 2 attempts, some giving up)",
+				attempts, s.Retries, s.GaveUp, clients, attempts*clients)
+		}
+		retries[attempts] = s.Retries
+		if jittered.Lanes[0].Summary.Retries == 0 {
+			t.Errorf("attempts %d: the jittered storm never retried", attempts)
+		}
+		for _, want := range []string{"after 500 ms", "×3", "at most 4 s", "up to " + strconv.Itoa(attempts) + " attempts", "with 20 % jitter"} {
+			if !strings.Contains(caption, want) {
+				t.Errorf("attempts %d: caption %q does not say %q", attempts, caption, want)
+			}
+		}
+	}
+	if retries[7] <= retries[2] {
+		t.Errorf("7 attempts offered %d retries, 2 attempts %d", retries[7], retries[2])
+	}
+}
+
+// TestRetryStormJitterZero: a design whose clients add no jitter is the
+// line without jitter, compared with the calculator's default, and the
+// caption says so; a pattern's own jitter is the comparison when given.
+func TestRetryStormJitterZero(t *testing.T) {
+	zero := 0.0
+	res, err := calc.Size(calc.Input{Capacity: 500, Clients: 20, P99: 3, Retry: calc.Retry{Jitter: &zero}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := res.Spec(algorithms.NameTokenBucket)
+	if r := stormRetry(res, 1); r.Jitter != 0 {
+		t.Fatalf("the design's clients retry with jitter %v, want 0", r.Jitter)
+	}
+	_, _, caption, err := stormRuns(res, tb, algorithms.DefaultPattern(algorithms.PatternRamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(caption, "with 50 % jitter") || !strings.Contains(caption, "add no jitter (retry.jitter 0)") {
+		t.Errorf("caption %q", caption)
+	}
+	storm := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
+	storm.Jitter = 0.3
+	if j, compared := stormJitter(storm, stormRetry(res, 1)); j != 0.3 || compared {
+		t.Errorf("pattern jitter 0.3: jitter %v, compared %v", j, compared)
 	}
 }
