@@ -158,8 +158,9 @@ const importMemory = importBodyLimit
 // page shows exactly that design; one whose design URL is too long for a
 // Location header (maxEchoedURL) is that designer page itself, status
 // 200 (the address stays /import, and the page's links carry the
-// design). One that does not decode is the designer page (the example
-// design) with every decoding error, status 422.
+// design). One that does not decode is the import form alone with every
+// decoding error at its top, focused, status 422: not the example design,
+// which would pass for the file's, with the errors far below it.
 func (pg *pages) handleImport(c echo.Context) error {
 	req := c.Request()
 	if req.ContentLength > importBodyLimit {
@@ -215,14 +216,13 @@ func (pg *pages) handleImport(c echo.Context) error {
 		return pg.importedPage(c, d)
 	}
 
-	v := designerView("")
-	v.Import.YAML = text
+	v := views.ImportView{Action: importPath, YAML: text}
 	for _, e := range errs {
-		v.Import.Errors = append(v.Import.Errors, views.ImportError{
+		v.Errors = append(v.Errors, views.ImportError{
 			Line: e.Line, Column: e.Column, Field: e.Field, Message: e.Message, Hint: e.Hint,
 		})
 	}
-	return render(c, http.StatusUnprocessableEntity, views.Designer(v))
+	return render(c, http.StatusUnprocessableEntity, views.ImportFailed(v))
 }
 
 // importedPage answers an import whose design URL is too long to redirect

@@ -407,8 +407,16 @@ func TestImportShowsDecodeErrors(t *testing.T) {
 			if got := testid(doc, "import-yaml").Text(); got != tt.yaml {
 				t.Errorf("textarea %q, want %q", got, tt.yaml)
 			}
-			if testid(doc, "results").Length() != 1 {
-				t.Error("the designer is not shown")
+			if testid(doc, "results").Length() != 0 {
+				t.Error("the failed import shows a design")
+			}
+			// The errors come first in the page and take the focus.
+			box := testid(doc, "import-errors")
+			if _, ok := box.Attr("autofocus"); !ok || box.AttrOr("tabindex", "") != "-1" {
+				t.Error("the errors carry no autofocus with tabindex -1")
+			}
+			if !doc.Find(`main form, main [data-testid="import-errors"]`).First().Is(`[data-testid="import-errors"]`) {
+				t.Error("the form comes before the errors")
 			}
 		})
 	}
