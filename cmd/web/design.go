@@ -141,6 +141,7 @@ func (p *designPage) form() views.FormView {
 			}
 		}
 		if ff.Name == "pattern" {
+			v.Reload = true           // the placeholders follow the pattern
 			v.Options = v.Options[1:] // the pattern always has a value
 			if v.Value == "" {
 				v.Value = string(design.DefaultPattern)
