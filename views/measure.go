@@ -9,7 +9,11 @@ type MeasureView struct {
 	// keeps it; DesignURL opens it in the designer.
 	Design    string
 	DesignURL string
-	Form      MeasureForm
+	// Example says the design is the example design (the page came
+	// without one), which the replay then uses; AskCapacity, that the
+	// design has no capacity of the user's, so the form asks for it.
+	Example, AskCapacity bool
+	Form                 MeasureForm
 	// Error is why the log gave no measurement (no parseable line, a bad
 	// option, a log too large); shown above the results.
 	Error  string
@@ -24,7 +28,10 @@ type MeasureForm struct {
 	TimeField, IPField, MethodField, PathField, Request string
 	Comma, Tiers                                        string
 	TierField, TierExtra                                string
-	Messages                                            map[string]string
+	// Capacity is the service's capacity (requests/s) for a design
+	// without one, carried into "fill the calculator".
+	Capacity string
+	Messages map[string]string
 }
 
 // Formats are the log formats the form offers.
@@ -42,10 +49,16 @@ type MeasureResult struct {
 	Endpoints     []EndpointRow
 	Bad           BadView
 	// FillURL opens the designer with the measured percentiles in the
-	// design; FillNote says what they are, or why there are none.
+	// design; FillNote says what they are, or why there are none. With no
+	// capacity to fill in, FillParams are the design's parameters instead,
+	// sent by a form that asks for the capacity.
 	FillURL, FillNote string
+	FillParams        []FillParam
 	Shadow            *ShadowView
 }
+
+// FillParam is one parameter of the design "fill the calculator" opens.
+type FillParam struct{ Name, Value string }
 
 // WindowRow is one window's percentiles across clients.
 type WindowRow struct {

@@ -232,16 +232,58 @@ func isLogUpload(req *http.Request) bool {
 func handleMeasurePage(c echo.Context) error {
 	q := c.QueryParams()
 	v := measureView(q.Get("design"))
+	v.Form.Capacity = strings.TrimSpace(q.Get("capacity"))
 	v.SQL = sqlView(q)
 	return render(c, http.StatusOK, views.MeasurePage(v))
 }
 
-// measureView is the page for a design with the form's defaults.
+// measureView is the page for a design with the form's defaults. A
+// design without a capacity (none at all is the example design, whose
+// capacity is not the user's) makes the form ask for one, so that "fill
+// the calculator" has it.
 func measureView(design string) views.MeasureView {
 	return views.MeasureView{
 		Design: design, DesignURL: "/?" + design,
-		Form: views.MeasureForm{Format: "combined", Key: "ip", Extra: "1", Comma: ",", TierExtra: "0", Messages: map[string]string{}},
+		Example:     isExampleDesign(design),
+		AskCapacity: !hasCapacity(design),
+		Form:        views.MeasureForm{Format: "combined", Key: "ip", Extra: "1", Comma: ",", TierExtra: "0", Messages: map[string]string{}},
 	}
+}
+
+// isExampleDesign reports whether the design query is read as the
+// example design: it names no design parameter (or only the example's).
+func isExampleDesign(design string) bool {
+	return parseDesignQuery(design).query() == parseDesignQuery("").query()
+}
+
+// hasCapacity reports whether the design query gives the service's
+// capacity itself.
+func hasCapacity(design string) bool {
+	return !isExampleDesign(design) && strings.TrimSpace(mustParse(design).Get("capacity")) != ""
+}
+
+// replayDesign is the design query the log is replayed through: the
+// design with the form's capacity, or the example design as it is (a
+// capacity alone is no design to replay).
+func replayDesign(design, capacity string) string {
+	if isExampleDesign(design) {
+		return design
+	}
+	return withCapacity(design, capacity)
+}
+
+// withCapacity is the design query with the capacity the measure form
+// asked for, when the design has none; the design as it was otherwise.
+func withCapacity(design, capacity string) string {
+	if capacity == "" || hasCapacity(design) {
+		return design
+	}
+	q := url.Values{}
+	if !isExampleDesign(design) {
+		q = mustParse(design)
+	}
+	q.Set("capacity", capacity)
+	return q.Encode()
 }
 
 // sqlView builds the warehouse query from sql.dialect, sql.table,
@@ -358,7 +400,12 @@ func parseUploadForm(vals url.Values) *logUpload {
 		TimeField: get("time_field", ""), IPField: get("ip_field", ""), MethodField: get("method_field", ""),
 		PathField: get("path_field", ""), Request: get("request_field", ""), Comma: get("comma", ","),
 		Tiers: vals.Get("tiers"), TierField: get("tier_field", ""), TierExtra: get("tier_extra", "0"),
-		Messages: map[string]string{},
+		Capacity: get("capacity", ""), Messages: map[string]string{},
+	}
+	if f.Capacity != "" {
+		if c, err := strconv.ParseFloat(f.Capacity, 64); err != nil || !(c > 0) || c > 1e12 {
+			f.Messages["capacity"] = fmt.Sprintf("capacity: %q is out of range; want requests per second above 0, or empty", f.Capacity)
+		}
 	}
 	cfg := accesslog.Config{Fields: accesslog.Fields{Time: f.TimeField, IP: f.IPField, Method: f.MethodField, Path: f.PathField,
 		Request: f.Request, Tier: f.TierField}}
@@ -465,7 +512,7 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
 		defer cancel()
 
-		d := parseDesignQuery(u.design)
+		d := parseDesignQuery(replayDesign(u.design, u.form.Capacity))
 		var replay *shadow.Replayer
 		shadowErr := ""
 		if p, probs := d.policy(); len(probs) > 0 {
@@ -485,7 +532,7 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 			v.Error = measureFailure(err)
 			return render(c, http.StatusUnprocessableEntity, views.MeasurePage(v))
 		}
-		v.Result = measureResult(res, u.design, d)
+		v.Result = measureResult(res, withCapacity(u.design, u.form.Capacity), d)
 		if replay != nil {
 			rep, err := replay.Report()
 			if err != nil {
@@ -544,7 +591,7 @@ func handleRejections(cfg config) echo.HandlerFunc {
 			}
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, strings.Join(msgs, "; "))
 		}
-		d := parseDesignQuery(u.design)
+		d := parseDesignQuery(replayDesign(u.design, u.form.Capacity))
 		p, probs := d.policy()
 		if len(probs) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
@@ -709,13 +756,25 @@ func measureResult(res *measure.Result, design string, d *designPage) *views.Mea
 		return r
 	}
 	q := mustParse(design)
+	if isExampleDesign(design) {
+		q = url.Values{} // the measurement is the design, not the example's numbers
+	}
 	for k, vs := range measure.Query(in) {
 		if k == "clients" && len(d.d.Input().Tiers) > 0 {
 			continue // the tiers' clients stand; the design keeps them
 		}
 		q[k] = vs
 	}
-	r.FillURL = "/?" + q.Encode()
+	if q.Get("capacity") == "" {
+		// No capacity to fill in: the link is a form that asks for it.
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			for _, v := range q[k] {
+				r.FillParams = append(r.FillParams, views.FillParam{Name: k, Value: v})
+			}
+		}
+	} else {
+		r.FillURL = "/?" + q.Encode()
+	}
 	r.FillNote = fmt.Sprintf(" with %d clients and p50/p95/p99 of %d/%d/%d requests per minute (peak %g/s), keeping the rest of the design.",
 		in.Clients, int64(in.P50), int64(in.P95), int64(in.P99), in.Peak)
 	return r

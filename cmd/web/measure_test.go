@@ -245,6 +245,24 @@ func TestDesignerLinksToMeasure(t *testing.T) {
 	}
 }
 
+// TestEveryMeasureLinkCarriesTheDesign: the designer's lede link and the
+// results' link both open the measure page with the design.
+func TestEveryMeasureLinkCarriesTheDesign(t *testing.T) {
+	doc, _ := getDoc(t, "/?"+measureDesign)
+	links := doc.Find(`a[href^="/measure"]`)
+	if links.Length() < 2 || testid(doc, "measure-first").Length() != 1 {
+		t.Fatalf("%d links to the measure page, want the lede's and the results'", links.Length())
+	}
+	want := parseDesignQuery(measureDesign).query()
+	links.Each(func(_ int, a *goquery.Selection) {
+		href, _ := a.Attr("href")
+		u, _ := url.Parse(href)
+		if got := u.Query().Get("design"); got != want {
+			t.Errorf("%s link %q carries design %q, want %q", a.AttrOr("data-testid", ""), href, got, want)
+		}
+	})
+}
+
 // TestMeasureTierField: with the tier field named, a client logged as
 // "paid" is replayed against the paid tier's larger limit (multiplier
 // 10): fewer of its requests would be rejected than when the tier is not
@@ -274,5 +292,62 @@ func TestMeasureTierField(t *testing.T) {
 	rec := uploadLog(t, config{}, measurePath, [][2]string{{"design", design}, {"tier_extra", "99"}}, b.String())
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(parseHTML(t, rec).Find(`[data-testid="msg-tier_extra"]`).Text(), "tier_extra") {
 		t.Errorf("tier_extra 99: %d", rec.Code)
+	}
+}
+
+// TestMeasureCapacity: a measure page without a design says the replay
+// uses the example design and asks for the capacity, and "fill the
+// calculator" carries it into a design the designer shows results for;
+// left blank, the fill is a form that asks for it. A design with its own
+// capacity is not asked.
+func TestMeasureCapacity(t *testing.T) {
+	doc, _ := getDoc(t, measurePath)
+	if testid(doc, "measure-example").Length() != 1 || doc.Find(`#m-capacity`).Length() != 1 {
+		t.Fatal("no design: no example notice or no capacity field")
+	}
+	doc, _ = getDoc(t, measurePath+"?design="+url.QueryEscape(measureDesign))
+	if testid(doc, "measure-example").Length() != 0 || doc.Find(`#m-capacity`).Length() != 0 {
+		t.Error("a design with a capacity: the example notice or the capacity field is shown")
+	}
+
+	fill := func(design, capacity string) *goquery.Document {
+		t.Helper()
+		rec := uploadLog(t, config{}, measurePath, [][2]string{{"design", design}, {"capacity", capacity}}, measureLog())
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %.300s", rec.Code, rec.Body)
+		}
+		return parseHTML(t, rec)
+	}
+	for _, design := range []string{"", "clients=20&p99=1"} {
+		doc = fill(design, "300")
+		href, ok := testid(doc, "fill-calculator").Attr("href")
+		if !ok {
+			t.Fatalf("design %q: no fill link", design)
+		}
+		u, _ := url.Parse(href)
+		if got := u.Query().Get("capacity"); got != "300" {
+			t.Errorf("design %q: fill link %q carries capacity %q, want 300", design, href, got)
+		}
+		page, _ := getDoc(t, href)
+		if page.Find(`[data-testid="problems"], .field-msg:not(:empty)`).Length() != 0 || testid(page, "summary").Length() == 0 {
+			t.Errorf("design %q: the filled design %q has problems", design, href)
+		}
+	}
+	if doc := fill("clients=20&p99=1", "300"); testid(doc, "shadow-summary").Length() != 1 {
+		t.Error("the capacity is not in the replayed design")
+	}
+
+	doc = fill("", "")
+	form := testid(doc, "fill-form")
+	if form.Length() != 1 || testid(doc, "fill-capacity").Length() != 1 {
+		t.Fatal("no capacity: no fill form asking for it")
+	}
+	if form.Find(`input[type="hidden"][name="capacity"]`).Length() != 0 || form.Find(`input[type="hidden"][name="p99"]`).Length() != 1 {
+		t.Errorf("fill form fields: %s", form.Find("input").Text())
+	}
+
+	rec := uploadLog(t, config{}, measurePath, [][2]string{{"capacity", "-1"}}, measureLog())
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(parseHTML(t, rec).Find(`[data-testid="msg-capacity"]`).Text(), "capacity") {
+		t.Errorf("capacity -1: %d", rec.Code)
 	}
 }
