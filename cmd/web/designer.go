@@ -247,10 +247,10 @@ func policyView(p policy.Policy, r *design.Resolved) *views.PolicyView {
 	for _, l := range r.Limits {
 		lv := views.LimitView{Label: l.Label, Field: l.Field, Inherits: l.Inherits}
 		if l.Spec.Algorithm != "" {
-			lv.Spec = l.Spec.String()
+			lv.Spec = views.SpecLabel(l.Spec)
 		}
 		if l.Proposal.Algorithm != "" {
-			lv.Proposal = l.Proposal.String()
+			lv.Proposal = views.SpecLabel(l.Proposal)
 		}
 		for _, pr := range l.Params {
 			lv.Params = append(lv.Params, views.LimitParamView{Name: pr.Name, Value: pr.Value, Proposal: pr.Proposal,
