@@ -583,3 +583,11 @@ func (d *Design) PathOf(param string) string {
 	}
 	return f.PolicyPath(pos)
 }
+
+// PatternDefaults is the pattern called name as a design of p charts it
+// when its URL gives no parameter of it (window_boundary at p's window),
+// for callers outside the designer that chart a policy, so that their
+// charts are the designer's.
+func PatternDefaults(p policy.Policy, name algorithms.PatternName) algorithms.Pattern {
+	return (&Design{p: p}).patternDefaults(name)
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/policy"
 	"github.com/ratelab/ratelab/views"
 )
@@ -103,7 +104,11 @@ func TestDocsSameAsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pattern := algorithms.DefaultPattern(algorithms.PatternWindowBoundary)
+	// The designer charts window_boundary at the policy's own window.
+	pattern := design.PatternDefaults(p, algorithms.PatternWindowBoundary)
+	if pattern.Window != p.Sizing.Window {
+		t.Fatalf("window_boundary at %v, want the policy's window %v", pattern.Window, p.Sizing.Window)
+	}
 	charts, info, err := chartset.Policy(p, pattern)
 	if err != nil {
 		t.Fatal(err)
