@@ -1,7 +1,8 @@
 // Package static owns the files the web server serves under /static/: the
 // stylesheet, the vendored chart and htmx scripts and the one script that
 // initialises the charts. Everything is embedded in the binary, so the
-// server needs no files on disk and no CDN.
+// server needs no files on disk and no CDN. The vendored scripts also come
+// as brotli copies made at build time (br/, see vendor/VERSIONS.md).
 package static
 
 import (
@@ -11,6 +12,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"strings"
 	"sync"
 )
 
@@ -54,6 +56,33 @@ func Path(name string) string {
 		panic("static: no embedded asset " + name)
 	}
 	return "/static/" + name + "?v=" + v
+}
+
+// brotliFS holds the brotli copies of the vendored scripts, made by the
+// build in vendor/echarts-build: br/vendor/htmx.min.js.<version>.br is
+// vendor/htmx.min.js at the version static.Path gives it. They are not
+// served as files of their own.
+//
+//go:embed br
+var brotliFS embed.FS
+
+// Brotli returns the brotli copy of the embedded asset name made at build
+// time, and false when there is none for the asset's current content (an
+// asset without a copy, or one changed since its copy was made), so a
+// caller falls back to Gzip and never sends stale bytes.
+func Brotli(name string) ([]byte, bool) {
+	if !fs.ValidPath(name) {
+		return nil, false
+	}
+	if _, err := fs.Stat(FS, name); err != nil {
+		return nil, false
+	}
+	_, v, _ := strings.Cut(Path(name), "?v=")
+	b, err := brotliFS.ReadFile("br/" + name + "." + v + ".br")
+	if err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 var gzipped struct {

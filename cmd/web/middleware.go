@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,10 +131,13 @@ func staticCache() echo.MiddlewareFunc {
 	}
 }
 
-// precompressed serves an embedded text asset as its gzip bytes, compressed
-// once for the life of the process (static.Gzip), to a client that accepts
-// gzip; anything else falls through to the plain file handler, and so do
-// range requests (their offsets mean the plain bytes to most clients).
+// precompressed serves an embedded text asset compressed: its brotli copy
+// made at build time (static.Brotli, the vendored scripts) to a client that
+// accepts br, else its gzip bytes, compressed once for the life of the
+// process (static.Gzip), to a client that accepts gzip; anything else falls
+// through to the plain file handler, and so do range requests (their
+// offsets mean the plain bytes to most clients). compress has already set
+// Vary: Accept-Encoding, and leaves an encoded response alone.
 // Conditional requests work as for the plain file: http.ServeContent
 // answers them with the ETag staticCache has set.
 func precompressed() echo.MiddlewareFunc {
@@ -142,17 +146,24 @@ func precompressed() echo.MiddlewareFunc {
 			req := c.Request()
 			name := c.Param("*")
 			ct := mime.TypeByExtension(path.Ext(name))
-			if !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) || req.Header.Get("Range") != "" ||
-				!compressible(ct) || !fs.ValidPath(name) {
+			ae := req.Header.Get(echo.HeaderAcceptEncoding)
+			if req.Header.Get("Range") != "" || !compressible(ct) || !fs.ValidPath(name) {
 				return next(c)
 			}
-			b, ok := static.Gzip(name)
+			coding, b, ok := "br", []byte(nil), false
+			if acceptsCoding(ae, "br") {
+				b, ok = static.Brotli(name)
+			}
+			if !ok && acceptsGzip(ae) {
+				coding = "gzip"
+				b, ok = static.Gzip(name)
+			}
 			if !ok {
 				return next(c)
 			}
 			h := c.Response().Header()
 			h.Set(echo.HeaderContentType, ct)
-			h.Set(echo.HeaderContentEncoding, "gzip")
+			h.Set(echo.HeaderContentEncoding, coding)
 			http.ServeContent(c.Response(), req, name, time.Time{}, bytes.NewReader(b))
 			return nil
 		}
@@ -335,11 +346,16 @@ func compress() echo.MiddlewareFunc {
 
 // acceptsGzip reports whether an Accept-Encoding value admits gzip: listed
 // (or "*") without q=0.
-func acceptsGzip(ae string) bool {
+func acceptsGzip(ae string) bool { return acceptsCoding(ae, "gzip", "x-gzip") }
+
+// acceptsCoding reports whether an Accept-Encoding value admits a content
+// coding known by any of names: the first entry naming it (or "*") has no
+// q=0.
+func acceptsCoding(ae string, names ...string) bool {
 	for part := range strings.SplitSeq(ae, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+		if coding != "*" && !slices.Contains(names, coding) {
 			continue
 		}
 		q := 1.0

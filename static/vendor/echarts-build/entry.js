@@ -1,0 +1,37 @@
+// entry.js is the echarts that ratelab loads: the core, the line chart,
+// the components the chart options use (views/charts.go) and the canvas
+// renderer, exposed as the global `echarts` that static/js/charts.js
+// calls (init, getInstanceByDom, dispose). The dark theme is part of
+// the core. A chart option that needs another chart type or component
+// (bar, scatter, dataZoom, markLine...) must add it here and rebuild.
+import { use } from "echarts/core";
+import { LineChart } from "echarts/charts";
+import {
+  AriaComponent,
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+} from "echarts/components";
+import { CanvasRenderer } from "echarts/renderers";
+
+use([
+  LineChart,
+  GridComponent,
+  LegendComponent, // plain and scroll legends
+  TooltipComponent,
+  AriaComponent,
+  CanvasRenderer,
+]);
+
+// Only what pages call is exported, so the bundler leaves out the rest of
+// echarts' API (graphic helpers, formatters, maps...).
+export {
+  connect,
+  disconnect,
+  dispose,
+  getInstanceByDom,
+  getInstanceById,
+  init,
+  registerTheme,
+  version,
+} from "echarts/core";
