@@ -145,6 +145,9 @@ func (l lines) chart(id, title, caption string) Chart {
 	// Content-Security-Policy forbids; rich text draws on the canvas.
 	option["tooltip"] = map[string]any{"show": true, "trigger": "axis", "renderMode": "richText"}
 	option["aria"] = map[string]any{"enabled": true}
+	// The y axis's name sits above the axis, starting at it, so a long
+	// unit ("requests per 500 ms") is not cut at the canvas's left edge.
+	option["yAxis"] = []map[string]any{{"type": "value", "name": l.yName, "nameTextStyle": map[string]any{"align": "left"}}}
 	delete(option, "title") // the page shows the title as a heading
 	ch := Chart{ID: id, Title: title, Caption: caption, Table: table, YName: l.yName, Series: styles}
 	// Options hold finite numbers and fixed strings, so this cannot fail;

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/policy"
 )
 
 // option is the part of an echarts option the tests read.
@@ -333,4 +335,43 @@ func TestAlgorithmLinesNestSoOverlapsStayVisible(t *testing.T) {
 			t.Errorf("%s: %d algorithm lines, want 6", id, seen)
 		}
 	}
+}
+
+// TestYAxisNameStartsAtTheAxis: every chart's y axis name is aligned to
+// start at the axis, so a long unit is not cut at the canvas's left edge
+// (centred over the axis, "requests per 500 ms" lost its first letters).
+func TestYAxisNameStartsAtTheAxis(t *testing.T) {
+	for _, c := range PolicyCharts([]PolicyLane{{Name: "default", Run: policyRun(t)}}, "test") {
+		var o struct {
+			YAxis []struct {
+				Name          string `json:"name"`
+				NameTextStyle struct {
+					Align string `json:"align"`
+				} `json:"nameTextStyle"`
+			} `json:"yAxis"`
+		}
+		if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.YAxis) != 1 || o.YAxis[0].Name != c.YName || o.YAxis[0].NameTextStyle.Align != "left" {
+			t.Errorf("%s: y axis %+v, want %q aligned left", c.ID, o.YAxis, c.YName)
+		}
+	}
+}
+
+// policyRun is a small whole-policy run for chart tests.
+func policyRun(t *testing.T) engine.Result {
+	t.Helper()
+	p := policy.Policy{APIVersion: policy.APIVersion, Kind: policy.Kind, Metadata: policy.Metadata{Name: "t"},
+		Service:  policy.Service{Capacity: 100},
+		Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 2}}}
+	var reqs []engine.Request
+	for i := range 10 {
+		reqs = append(reqs, engine.Request{At: time.Duration(i) * 100 * time.Millisecond, Key: "k"})
+	}
+	r, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Bin: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
