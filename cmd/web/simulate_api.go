@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/policy"
 )
@@ -281,7 +282,7 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
 		generated = true
-		p, prob := decodePattern(req.Pattern)
+		p, prob := decodePattern(req.Pattern, algorithms.DefaultPattern)
 		if prob != nil {
 			probs = append(probs, *prob)
 			break
@@ -356,9 +357,9 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 	return sim, spec, generated && sim.Decisions, nil
 }
 
-// decodePattern reads a pattern object over the named pattern's defaults,
-// so a request names only what it changes.
-func decodePattern(raw json.RawMessage) (algorithms.Pattern, *fieldProblem) {
+// decodePattern reads a pattern object over the named pattern's defaults
+// (defaults(name)), so a request names only what it changes.
+func decodePattern(raw json.RawMessage, defaults func(algorithms.PatternName) algorithms.Pattern) (algorithms.Pattern, *fieldProblem) {
 	var named struct {
 		Name algorithms.PatternName `json:"name"`
 	}
@@ -368,7 +369,7 @@ func decodePattern(raw json.RawMessage) (algorithms.Pattern, *fieldProblem) {
 	if _, ok := algorithms.PatternByName(named.Name); !ok {
 		return algorithms.Pattern{}, &fieldProblem{Field: "pattern.name", Message: paramProblem("pattern.", algorithms.Pattern{Name: named.Name}.Validate()).Message}
 	}
-	d := algorithms.DefaultPattern(named.Name)
+	d := defaults(named.Name)
 	p := patternJSON{Name: d.Name, Duration: d.Duration.Seconds(), Rate: d.Rate, To: d.To, Count: d.Count, Idle: d.Idle.Seconds(),
 		Period: d.Period.Seconds(), Window: d.Window.Seconds(), Clients: d.Clients, Jitter: d.Jitter, KeyBy: d.KeyBy, Cost: d.Cost, Seed: d.Seed}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -667,7 +668,11 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
 		run.generated = req.withDecisions()
-		pat, prob := decodePattern(req.Pattern)
+		// A policy's traffic follows its design, as the designer's does
+		// (window_boundary at the policy's window).
+		pat, prob := decodePattern(req.Pattern, func(n algorithms.PatternName) algorithms.Pattern {
+			return design.PatternDefaults(run.policy, n)
+		})
 		if prob != nil {
 			probs = append(probs, *prob)
 			break

@@ -582,3 +582,34 @@ func TestSimulateAPIPolicyREADMEExample(t *testing.T) {
 		t.Errorf("the README's example answers\n%s\nnot what it shows:\n%s", g, w)
 	}
 }
+
+// TestSimulatePolicyPatternFollowsItsWindow: a policy's window_boundary
+// traffic straddles the edge of the policy's own window (30 s here), as
+// the designer's does, not the pattern's 10 s: every arrival is within a
+// twentieth of the window of 30 s.
+func TestSimulatePolicyPatternFollowsItsWindow(t *testing.T) {
+	body := `{"policy": {"apiVersion": "ratelab/v1", "kind": "RateLimitPolicy", "metadata": {"name": "w"},
+		"service": {"capacity": 100}, "sizing": {"window": "30s"},
+		"defaults": {"limit": {"algorithm": "fixed_window", "limit": 50, "window": "30s"}}},
+		"pattern": {"name": "window_boundary"}}`
+	rec := postTo(t, config{}, "/api/v1/simulate", body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var got struct {
+		Arrivals []struct {
+			At float64 `json:"at"`
+		} `json:"arrivals"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Arrivals) == 0 {
+		t.Fatalf("no arrivals in %s", rec.Body)
+	}
+	for _, a := range got.Arrivals {
+		if a.At < 30-1.5 || a.At > 30+1.5 {
+			t.Fatalf("an arrival at %g s, not at the 30 s window's edge", a.At)
+		}
+	}
+}
