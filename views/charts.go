@@ -33,12 +33,62 @@ type Chart struct {
 	Series []SeriesStyle
 }
 
-// SeriesStyle is how one line is drawn: dashed or solid, and its width in
-// pixels, where 0 is echarts' default of 2.
+// SeriesStyle is how one line is drawn: its colour ("#rrggbb", set on
+// every series the views build; "" falls back to the palette by position),
+// dashed or solid, and its width in pixels, where 0 is echarts' default
+// of 2.
 type SeriesStyle struct {
 	Name   string
+	Color  string
 	Dashed bool
 	Width  float32
+}
+
+// The palette: one colour per algorithm on every chart, embed, SVG and
+// docs page, so a token bucket is always blue. The colours are the
+// Okabe–Ito set, which readers with any common colour-vision deficiency
+// tell apart, with orange and sky blue darkened so that every colour has
+// a contrast of at least 3:1 against both the light (#ffffff) and the
+// dark (#0d1117, #0f1419) backgrounds (TestPaletteContrast).
+const (
+	ColorBlue      = "#0072b2"
+	ColorVermilion = "#d55e00"
+	ColorGreen     = "#009e73"
+	ColorOrange    = "#b87700"
+	ColorPurple    = "#cc79a7"
+	ColorSky       = "#3391c7"
+	// ColorReference is the grey of reference lines (offered, ideal),
+	// which are also dashed.
+	ColorReference = "#7d8590"
+)
+
+// algorithmColors maps each algorithm to its colour.
+var algorithmColors = map[algorithms.Name]string{
+	algorithms.NameTokenBucket:   ColorBlue,
+	algorithms.NameGCRA:          ColorVermilion,
+	algorithms.NameLeakyBucket:   ColorGreen,
+	algorithms.NameFixedWindow:   ColorOrange,
+	algorithms.NameSlidingLog:    ColorPurple,
+	algorithms.NameSlidingWindow: ColorSky,
+}
+
+// classColors are the colours of the lines that are not algorithms
+// (classes of clients, replica set-ups), in order.
+var classColors = [...]string{ColorBlue, ColorVermilion, ColorGreen, ColorOrange, ColorPurple, ColorSky}
+
+// AlgorithmColor is the colour of algorithm a's lines; an unknown name
+// gets ColorReference.
+func AlgorithmColor(a algorithms.Name) string {
+	if c, ok := algorithmColors[a]; ok {
+		return c
+	}
+	return ColorReference
+}
+
+// ClassColor is the colour of the i-th line of a chart that does not
+// compare algorithms (the i-th class of clients), repeating after six.
+func ClassColor(i int) string {
+	return classColors[((i%len(classColors))+len(classColors))%len(classColors)]
 }
 
 // Table is a chart's data: a header row and one row per x value, the
@@ -75,6 +125,7 @@ type lines struct {
 type line struct {
 	name   string
 	y      []float64
+	color  string // "#rrggbb"
 	dashed bool
 	width  float32 // pixels; 0 is echarts' default
 }
@@ -128,14 +179,18 @@ func (l lines) chart(id, title, caption string) Chart {
 			table.Rows[i] = append(table.Rows[i], format(v))
 		}
 		table.Columns = append(table.Columns, s.name)
-		styles = append(styles, SeriesStyle{Name: s.name, Dashed: s.dashed, Width: s.width})
+		styles = append(styles, SeriesStyle{Name: s.name, Color: s.color, Dashed: s.dashed, Width: s.width})
 		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
-		if s.dashed || s.width > 0 {
-			style := opts.LineStyle{Width: s.width}
+		if s.dashed || s.width > 0 || s.color != "" {
+			style := opts.LineStyle{Width: s.width, Color: s.color}
 			if s.dashed {
 				style.Type = "dashed"
 			}
 			so = append(so, charts.WithLineStyleOpts(style))
+		}
+		if s.color != "" {
+			// The legend and the tooltip take the item's colour.
+			so = append(so, charts.WithItemStyleOpts(opts.ItemStyle{Color: s.color}))
 		}
 		c.AddSeries(s.name, data, so...)
 	}
@@ -278,19 +333,20 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 	quota := lines{xName: "time (s)", yName: "requests", x: ends}
 	cum := lines{xName: "time (s)", yName: "requests", x: ends}
 	if sameOffered(sim) && len(sim.Lanes) > 0 {
-		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), dashed: true})
-		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
+		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
+		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
 	}
 	for i, l := range sim.Lanes {
 		name, w := string(l.Lane.Spec.Algorithm), laneWidth(i, len(sim.Lanes))
-		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted), width: w})
-		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected), width: w})
-		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining), width: w})
-		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted), width: w})
+		col := AlgorithmColor(l.Lane.Spec.Algorithm)
+		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted), color: col, width: w})
+		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected), color: col, width: w})
+		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining), color: col, width: w})
+		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted), color: col, width: w})
 	}
 	for _, l := range sim.Lanes {
 		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {
-			quota.series = append(quota.series, line{name: string(l.Lane.Spec.Algorithm) + " queued", y: state(l, n, queued), dashed: true})
+			quota.series = append(quota.series, line{name: string(l.Lane.Spec.Algorithm) + " queued", y: state(l, n, queued), color: AlgorithmColor(l.Lane.Spec.Algorithm), dashed: true})
 		}
 	}
 	keys := max(ideal.Keys, 1)
@@ -303,7 +359,7 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 	if keys > 1 {
 		idealWhy = fmt.Sprintf("the ideal line is keys × (rate·t + burst) = %d × (%s·t + %s)", keys, Num(ideal.Rate), Num(ideal.Burst))
 	}
-	cum.series = append(cum.series, line{name: idealName, y: idealY, dashed: true})
+	cum.series = append(cum.series, line{name: idealName, y: idealY, color: ColorReference, dashed: true})
 
 	return []Chart{
 		adm.chart(ChartAdmitted, "Admitted over time",
@@ -324,14 +380,14 @@ func ReplicaChart(sim algorithms.Result, names []string, caption string) Chart {
 	n := binsPerLane(sim)
 	l := lines{xName: "time (s)", yName: "requests", x: binTimes(sim, n, true)}
 	if len(sim.Lanes) > 0 && sameOffered(sim) {
-		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), dashed: true})
+		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
 	}
 	for i, lane := range sim.Lanes {
 		name := SpecLabel(lane.Lane.Spec)
 		if i < len(names) {
 			name = names[i]
 		}
-		l.series = append(l.series, line{name: name, y: cumulative(lane, n, admitted)})
+		l.series = append(l.series, line{name: name, y: cumulative(lane, n, admitted), color: ClassColor(i)})
 	}
 	return l.chart(ChartReplicas, "Replicas: local against shared enforcement", caption)
 }
@@ -354,10 +410,10 @@ func RetryStormChart(still, jittered algorithms.Result, caption string) Chart {
 	if len(still.Lanes) > 0 && len(jittered.Lanes) > 0 {
 		s, j := still.Lanes[0], jittered.Lanes[0]
 		l.series = []line{
-			{name: SeriesStormOffered, y: perBin(s, n, offered), dashed: true},
-			{name: SeriesStormAdmitted, y: perBin(s, n, admitted)},
-			{name: SeriesStormOfferedJitter, y: perBin(j, n, offered), dashed: true},
-			{name: SeriesStormAdmittedJitter, y: perBin(j, n, admitted)},
+			{name: SeriesStormOffered, y: perBin(s, n, offered), color: ColorVermilion, dashed: true},
+			{name: SeriesStormAdmitted, y: perBin(s, n, admitted), color: ColorVermilion},
+			{name: SeriesStormOfferedJitter, y: perBin(j, n, offered), color: ColorBlue, dashed: true},
+			{name: SeriesStormAdmittedJitter, y: perBin(j, n, admitted), color: ColorBlue},
 		}
 	}
 	return l.chart(ChartRetryStorm, "Retry storm, with and without jitter", caption)
@@ -389,8 +445,8 @@ func ShadowChart(bin time.Duration, requests, rejected []int64, caption string) 
 		}
 	}
 	l := lines{xName: "time (s)", yName: binLabel(bin), x: x, series: []line{
-		{name: SeriesLogged, y: req, dashed: true},
-		{name: SeriesRejected, y: rej, width: 2.5},
+		{name: SeriesLogged, y: req, color: ColorReference, dashed: true},
+		{name: SeriesRejected, y: rej, color: ColorVermilion, width: 2.5},
 	}}
 	return l.chart(ChartShadow, "Would-be rejections over time", caption)
 }

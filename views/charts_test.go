@@ -375,3 +375,104 @@ func policyRun(t *testing.T) engine.Result {
 	}
 	return r
 }
+
+// seriesColors reads each series' line and item colour from c's option.
+func seriesColors(t *testing.T, c Chart) map[string][2]string {
+	t.Helper()
+	var o struct {
+		Series []struct {
+			Name      string
+			LineStyle struct{ Color string } `json:"lineStyle"`
+			ItemStyle struct{ Color string } `json:"itemStyle"`
+		}
+	}
+	if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][2]string{}
+	for _, s := range o.Series {
+		m[s.Name] = [2]string{s.LineStyle.Color, s.ItemStyle.Color}
+	}
+	return m
+}
+
+// TestOneColourPerAlgorithm: every chart that draws an algorithm draws it
+// in that algorithm's colour (line and legend alike), the reference lines
+// are grey, and the SVG of each chart strokes every series in the
+// option's colour.
+func TestOneColourPerAlgorithm(t *testing.T) {
+	d := designerSVGCharts(t)
+	seen := map[algorithms.Name]int{}
+	for _, c := range d.charts {
+		colors := seriesColors(t, c)
+		for name, col := range colors {
+			if col[0] == "" || col[0] != col[1] {
+				t.Errorf("%s %q: line colour %q, item colour %q; want one colour on both", c.ID, name, col[0], col[1])
+			}
+			base, _, _ := strings.Cut(name, " ")
+			if a := algorithms.Name(base); slices.Contains(algorithms.Names, a) {
+				seen[a]++
+				if col[0] != AlgorithmColor(a) {
+					t.Errorf("%s %q: colour %s, want %s's %s", c.ID, name, col[0], a, AlgorithmColor(a))
+				}
+			}
+			if name == SeriesOffered || name == SeriesIdeal {
+				if col[0] != ColorReference {
+					t.Errorf("%s %q: colour %s, want the reference grey %s", c.ID, name, col[0], ColorReference)
+				}
+			}
+		}
+		p := parseSVG(t, renderSVG(t, c, SVGOptions{Theme: ThemeDark}))
+		for _, ps := range p.series {
+			if want := colors[ps.name][0]; ps.stroke != want {
+				t.Errorf("%s SVG %q: stroke %s, want the option's %s", c.ID, ps.name, ps.stroke, want)
+			}
+		}
+	}
+	for _, a := range algorithms.Names {
+		if seen[a] < 4 {
+			t.Errorf("%s is in %d series, want it on each of the four algorithm charts", a, seen[a])
+		}
+	}
+	// The whole-policy charts colour each class in order, offered grey.
+	lanes := []PolicyLane{{Name: "default", Run: policyRun(t)}, {Name: "gold", Run: policyRun(t)}}
+	for _, c := range PolicyCharts(lanes, "test") {
+		colors := seriesColors(t, c)
+		for name, col := range colors {
+			want := ColorReference
+			switch {
+			case name == "default" || strings.HasPrefix(name, "default ·"):
+				want = ClassColor(0)
+			case name == "gold" || strings.HasPrefix(name, "gold ·"):
+				want = ClassColor(1)
+			}
+			if col[0] != want || col[1] != want {
+				t.Errorf("%s %q: colours %q, want %s", c.ID, name, col, want)
+			}
+		}
+	}
+}
+
+// TestPaletteContrast: each series colour stands out from the light and
+// the dark backgrounds of the page, the embeds and the SVGs by at least
+// 3:1 (WCAG's non-text contrast), and no two algorithms share a colour.
+func TestPaletteContrast(t *testing.T) {
+	backgrounds := []string{"#ffffff", "#0d1117", "#0f1419", "#161c23"}
+	all := append(slices.Clone(classColors[:]), ColorReference)
+	used := map[string]algorithms.Name{}
+	for _, a := range algorithms.Names {
+		c := AlgorithmColor(a)
+		if b, dup := used[c]; dup {
+			t.Errorf("%s and %s share %s", a, b, c)
+		}
+		used[c] = a
+		all = append(all, c)
+	}
+	for _, c := range all {
+		for _, bg := range backgrounds {
+			if r := contrast(t, c, bg); r < 3 {
+				t.Errorf("%s on %s: contrast %.2f:1, want at least 3:1", c, bg, r)
+			}
+		}
+	}
+}

@@ -64,26 +64,30 @@ func PolicyCharts(lanes []PolicyLane, caption string) []Chart {
 
 	label := binLabel(bin)
 	adm := lines{xName: "time (s)", yName: label, x: starts,
-		series: []line{{name: SeriesOffered, y: per(lanes[0].Run, offeredOf), dashed: true}}}
+		series: []line{{name: SeriesOffered, y: per(lanes[0].Run, offeredOf), color: ColorReference, dashed: true}}}
 	cum := lines{xName: "time (s)", yName: "requests", x: ends,
-		series: []line{{name: SeriesOffered, y: sum(per(lanes[0].Run, offeredOf)), dashed: true}}}
+		series: []line{{name: SeriesOffered, y: sum(per(lanes[0].Run, offeredOf)), color: ColorReference, dashed: true}}}
 	rej := lines{xName: "time (s)", yName: label, x: starts}
 	for i, l := range lanes {
-		w := laneWidth(i, len(lanes))
-		adm.series = append(adm.series, line{name: l.Name, y: per(l.Run, admittedOf), width: w})
-		cum.series = append(cum.series, line{name: l.Name, y: sum(per(l.Run, admittedOf)), width: w})
+		w, col := laneWidth(i, len(lanes)), ClassColor(i)
+		adm.series = append(adm.series, line{name: l.Name, y: per(l.Run, admittedOf), color: col, width: w})
+		cum.series = append(cum.series, line{name: l.Name, y: sum(per(l.Run, admittedOf)), color: col, width: w})
+		// A class's rejections take its colour; its second and later
+		// limits are dashed, so two limits of one class stay apart.
+		nth := 0
 		for j, lim := range l.Run.Limits {
 			if l.Run.Summary.RejectedBy[j] == 0 {
 				continue
 			}
 			rej.series = append(rej.series, line{name: l.Name + " · by " + lim.Name,
-				y: per(l.Run, func(b engine.Bin) int64 { return b.RejectedBy[j] }), width: w})
+				y: per(l.Run, func(b engine.Bin) int64 { return b.RejectedBy[j] }), color: col, dashed: nth > 0, width: w})
+			nth++
 		}
 	}
 	rejCaption := fmt.Sprintf("Requests rejected per %s bin, by the limit that rejected them; a rejected request takes no quota from any limit.", seconds(bin.Seconds()))
 	if len(rej.series) == 0 {
 		rejCaption = "No limit of the policy rejects any of this traffic."
-		rej.series = []line{{name: "rejected", y: make([]float64, n)}}
+		rej.series = []line{{name: "rejected", y: make([]float64, n), color: ColorReference}}
 	}
 	return []Chart{
 		adm.chart(ChartPolicyAdmitted, "Your policy: admitted over time",

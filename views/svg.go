@@ -40,7 +40,8 @@ func (t Theme) colors() (svgColors, error) {
 }
 
 // seriesPalette is the palette go-echarts writes into every option
-// ("color", echarts 5's default palette), in order: the i-th series is
+// ("color", echarts 5's default palette), in order: a series without its
+// own colour (SeriesStyle.Color; the views give every series one) is
 // seriesPalette[i % 9] in the interactive chart and in the SVG alike, in
 // both themes.
 var seriesPalette = [...]string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}
@@ -356,7 +357,7 @@ func description(title, caption, subtitle string) string {
 }
 
 // stroke is the i-th series' colour, width and dashes, as echarts draws
-// them: width 0 is echarts' default 2, and "dashed" is dashes of 4 widths
+// them: its own colour, or the palette's i-th without one; width 0 is echarts' default 2, and "dashed" is dashes of 4 widths
 // with gaps of 2. maxWidth > 0 caps the width (legend swatches).
 func stroke(i int, st SeriesStyle, maxWidth float64) svgStroke {
 	w := float64(st.Width)
@@ -367,11 +368,29 @@ func stroke(i int, st SeriesStyle, maxWidth float64) svgStroke {
 	if maxWidth > 0 {
 		w = min(w, maxWidth)
 	}
-	s := svgStroke{Color: seriesPalette[i%len(seriesPalette)], Width: px(w)}
+	color := seriesPalette[i%len(seriesPalette)]
+	if isHexColor(st.Color) {
+		color = st.Color
+	}
+	s := svgStroke{Color: color, Width: px(w)}
 	if st.Dashed {
 		s.Dash = px(4*w) + " " + px(2*w)
 	}
 	return s
+}
+
+// isHexColor reports whether s is "#rrggbb", the only colour form the SVG
+// writes, so no other text reaches its attributes.
+func isHexColor(s string) bool {
+	if len(s) != 7 || s[0] != '#' {
+		return false
+	}
+	for _, r := range s[1:] {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // maxSVGValue bounds the table's numbers, so axis arithmetic stays finite.
