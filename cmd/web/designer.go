@@ -80,6 +80,12 @@ func (pg *pages) handleDesigner(c echo.Context) error {
 // component as the page, plus each field's message out of band, for htmx
 // to swap in. HX-Push-Url puts the design's canonical URL (the page, not
 // this fragment) in the address bar.
+//
+// A design with problems (often a value half typed) keeps the last valid
+// design's results on the page: the answer is the messages and the stale
+// note out of band, with HX-Reswap: none so htmx leaves the results as
+// they are, and HX-Push-Url: false so the address stays the design they
+// show. Without JavaScript the page itself lists the problems.
 func (pg *pages) handleDesignerResults(c echo.Context) error {
 	return pg.designerPage(c, "results", true, func(v views.DesignerView) templ.Component { return views.ResultsUpdate(v) })
 }
@@ -109,6 +115,17 @@ func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(
 	r := rendered{contentType: echo.MIMETextHTMLCharsetUTF8}
 	if push {
 		r.pushURL = pushURL(v.Results.Query)
+	}
+	if kind == "results" && len(v.Results.Problems) > 0 {
+		// Not cached: a design with problems is not simulated, so
+		// its answer is cheap, and the cache keeps no headers but
+		// HX-Push-Url.
+		c.Response().Header().Set("HX-Reswap", "none")
+		c.Response().Header().Set("HX-Push-Url", "false")
+		if r.body, err = renderBytes(c, comp(v)); err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, r.contentType, r.body)
 	}
 	if r.body, err = renderBytes(c, comp(v)); err != nil {
 		return err
