@@ -209,3 +209,28 @@ func encodeBytes(p policy.Policy) string {
 	}
 	return b.String()
 }
+
+// TestBlankIsMissing: a blank field the calculator needs is missing, never
+// "0 is out of range".
+func TestBlankIsMissing(t *testing.T) {
+	for _, q := range []string{"clients=10&p99=2", "capacity=&clients=10&p99=2"} {
+		r := ParseQuery(q).Resolve()
+		found := false
+		for _, p := range r.Problems {
+			if p.Field == "capacity" {
+				found = true
+				if !strings.HasPrefix(p.Message, "capacity: missing; want") || strings.Contains(p.Message, "0 is out of range") {
+					t.Errorf("%s: %q, want capacity missing", q, p.Message)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no problem on capacity: %v", q, r.Problems)
+		}
+	}
+	// A zero typed is the calculator's to refuse, as typed.
+	r := ParseQuery("capacity=0&clients=10&p99=2").Resolve()
+	if len(r.Problems) == 0 || !strings.Contains(r.Problems[0].Message, "0 is out of range") {
+		t.Errorf("capacity=0: %v, want 0 out of range", r.Problems)
+	}
+}

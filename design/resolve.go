@@ -123,7 +123,13 @@ func (d *Design) Resolve() *Resolved {
 			}
 			for _, e := range es {
 				name := d.calcName(e.Field)
-				add(name, fmt.Sprintf("%s: %s is out of range; want %s", name, e.Value, e.Want))
+				if d.values[name] == "" {
+					// A blank field is "not given": say what is missing,
+					// not that its zero value is out of range.
+					add(name, fmt.Sprintf("%s: missing; want %s", name, e.Want))
+				} else {
+					add(name, fmt.Sprintf("%s: %s is out of range; want %s", name, e.Value, e.Want))
+				}
 			}
 			// The sizing's problems explain every missing proposal.
 			noProposal = ""
