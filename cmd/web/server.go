@@ -60,6 +60,7 @@ func newServer(cfg config) *echo.Echo {
 	get(exportTargetPath, handleExportTarget, hv)
 	get(exportsPath, handleExports, hv)
 	get(embedPath, pg.handleEmbed)
+	get(reversePath, handleReversePage)
 	get(measurePath, handleMeasurePage)
 	e.POST(measurePath, handleMeasure(cfg))
 	e.POST(rejectionsPath, handleRejections(cfg))
