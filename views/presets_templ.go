@@ -76,7 +76,7 @@ func StartFrom(links []PresetLink) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</ul><span class=\"start-from-label\">or <a href=\"/reverse\" data-testid=\"reverse-link\">see what a limit you already have does</a>.</span></nav>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</ul><span class=\"start-from-label start-from-also\">or <a href=\"/reverse\" data-testid=\"reverse-link\">see what a limit you already have does</a>.</span></nav>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
