@@ -99,7 +99,7 @@ func newPageLimiter(spec algorithms.Spec, now func() time.Time, m *metrics) (*ap
 // renders a design: the designer, its results, an embed, the exports.
 func isHeavyPage(req *http.Request) bool {
 	p := req.URL.Path
-	return p == designerPath || p == resultsPath || p == exportsPath ||
+	return p == designerPath || p == resultsPath || p == exportsPath || p == comparePath ||
 		strings.HasPrefix(p, "/embed/") || strings.HasPrefix(p, "/export/")
 }
 

@@ -61,6 +61,7 @@ func newServer(cfg config) *echo.Echo {
 	get(exportsPath, handleExports, hv)
 	get(embedPath, pg.handleEmbed)
 	get(reversePath, handleReversePage)
+	get(comparePath, handleCompare, hv)
 	get(measurePath, handleMeasurePage)
 	e.POST(measurePath, handleMeasure(cfg))
 	e.POST(rejectionsPath, handleRejections(cfg))
