@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -146,6 +147,10 @@ func TestBrowserAxe(t *testing.T) {
 		{"measure dark", "/measure", "dark", "document.readyState === 'complete'"},
 		{"embed", "/embed/admitted?" + embedDesign, "light", chartsThemed("light")},
 		{"embed dark", "/embed/admitted?" + embedDesign, "dark", chartsThemed("dark")},
+		{"reverse", "/reverse?algorithm=token_bucket&rate=2&burst=10", "light", "document.readyState === 'complete'"},
+		{"reverse dark", "/reverse?algorithm=token_bucket&rate=2&burst=10", "dark", "document.readyState === 'complete'"},
+		{"compare", "/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=gcra"}}.Encode(), "light", chartsThemed("light")},
+		{"compare dark", "/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=gcra"}}.Encode(), "dark", chartsThemed("dark")},
 	}
 	s := newBrowserSession(t)
 	answerFavicon(s)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -45,6 +46,26 @@ func TestBrowserResultsFirst(t *testing.T) {
 		}
 		if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > float64(size.w) {
 			t.Errorf("%d×%d: the page is %v px wide", size.w, size.h, w)
+		}
+	}
+}
+
+// TestBrowserNewPagesOnAPhone: the reverse and compare pages do not
+// scroll sideways at 390×844.
+func TestBrowserNewPagesOnAPhone(t *testing.T) {
+	s := newBrowserSession(t)
+	ctx := s.ctx
+	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 390, Height: 844, DeviceScaleFactor: 1, Mobile: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/reverse?algorithm=fixed_window&limit=600&window=60",
+		"/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=sliding_window"}}.Encode(),
+	} {
+		s.do(t, ctx, "load "+path, chromedp.Navigate(s.srv.URL+path))
+		waitFor(t, ctx, "the page", `document.readyState === 'complete'`)
+		if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("%s is %v px wide on a 390 px screen", path, w)
 		}
 	}
 }
