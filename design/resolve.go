@@ -264,7 +264,7 @@ func validate(p policy.Policy) policy.Errors { return policy.Validate(p) }
 // client count, directly or on its tiers, or the URL gives one (a 0 typed
 // is then the calculator's to refuse).
 func (d *Design) sizable() bool {
-	if sizable(d.p) || d.values["clients"] != "" {
+	if d.p.Sized() || d.values["clients"] != "" {
 		return true
 	}
 	for _, i := range d.tierAt {
@@ -279,20 +279,6 @@ func (d *Design) sizable() bool {
 func (d *Design) pinsAny() bool {
 	for _, e := range append([]limitEdit{d.defaultEdit, d.globalEdit}, d.tierEdits...) {
 		if len(e.pinned) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// sizable reports whether the calculator can size p: it has a client
-// count, directly or on its tiers.
-func sizable(p policy.Policy) bool {
-	if p.Sizing.Clients != 0 {
-		return true
-	}
-	for _, t := range p.Tiers {
-		if t.Clients != 0 {
 			return true
 		}
 	}

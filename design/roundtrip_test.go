@@ -293,7 +293,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		roundTrip(t, p, g.pattern())
 
 		// What the generator covered.
-		if sizable(p) {
+		if p.Sized() {
 			seen.sized++
 		} else {
 			seen.unsized++

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"math"
 	"time"
 
 	"github.com/ratelab/ratelab/calc"
@@ -33,9 +32,9 @@ func (p Policy) Design() calc.Input {
 	return in
 }
 
-// sized reports whether the policy carries a design the calculator can
+// Sized reports whether the policy carries a design the calculator can
 // size: a client count, directly or on the tiers.
-func (p Policy) sized() bool {
+func (p Policy) Sized() bool {
 	if p.Sizing.Clients != 0 {
 		return true
 	}
@@ -45,21 +44,6 @@ func (p Policy) sized() bool {
 		}
 	}
 	return false
-}
-
-// seconds converts seconds to a Duration, to the nearest nanosecond,
-// saturating beyond ±292 years and mapping NaN to 0.
-func seconds(s float64) time.Duration {
-	ns := math.Round(s * 1e9)
-	switch {
-	case math.IsNaN(ns):
-		return 0
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	case ns <= math.MinInt64:
-		return math.MinInt64
-	}
-	return time.Duration(ns)
 }
 
 // secondsOf is d in seconds, the exact inverse of seconds for a number of

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
@@ -83,4 +84,19 @@ func withLimits(p Policy, res calc.Result) Policy {
 		p.Global.Limit = global
 	}
 	return p
+}
+
+// seconds converts seconds to a Duration, to the nearest nanosecond,
+// saturating beyond ±292 years and mapping NaN to 0.
+func seconds(s float64) time.Duration {
+	ns := math.Round(s * 1e9)
+	switch {
+	case math.IsNaN(ns):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(ns)
 }

@@ -109,12 +109,12 @@ func lint(p Policy, sizing *calc.Result) []Finding {
 		add(calc.SeverityError, LintNotExportable, e.Field, e.Message+": every export target refuses the policy.", sentence(e.Hint))
 	}
 
-	if len(invalid) == 0 && p.sized() && sizing == nil {
+	if len(invalid) == 0 && p.Sized() && sizing == nil {
 		if res, err := calc.Size(p.Design()); err == nil {
 			sizing = &res
 		}
 	}
-	if len(invalid) == 0 && p.sized() && sizing != nil {
+	if len(invalid) == 0 && p.Sized() && sizing != nil {
 		for _, c := range sizing.Checks {
 			field, ok := designChecks[c.ID]
 			if !ok {

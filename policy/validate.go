@@ -133,7 +133,7 @@ func valueErrors(p Policy) Errors {
 	// The design, by calc's ranges. Without sizing there is no client
 	// count to check; the rest still is.
 	in := p.Design()
-	sized := p.sized()
+	sized := p.Sized()
 	if !sized {
 		in.Clients = 1
 	}
