@@ -56,6 +56,9 @@ type FormField struct {
 	// Note says, for a pinned limit parameter, how it departs from the
 	// proposal.
 	Note string
+	// LimitParam is, for a field of a limit, "algorithm" or the parameter
+	// it sets ("rate", "burst", "queue", "limit", "window"); "" otherwise.
+	LimitParam string
 }
 
 // sectionWords are the sections' titles and help, by ID.
@@ -116,7 +119,8 @@ func (d *Design) Form(r *Resolved) []Section {
 	field := func(f Field, index int) FormField {
 		name := f.Param(index)
 		ff := FormField{Name: name, Path: f.Path, Label: f.Label, Help: f.Help, Unit: f.Unit, Kind: f.Kind,
-			Options: f.Options, Placeholder: f.Placeholder, Value: d.values[name], Error: message(name), Applies: true}
+			Options: f.Options, Placeholder: f.Placeholder, Value: d.values[name], Error: message(name), Applies: true,
+			LimitParam: f.limitParam}
 		if f.Kind == KindEnum && ff.Value != "" && !slices.ContainsFunc(f.Options, func(o Option) bool { return o.Value == ff.Value }) {
 			ff.Options = append(slices.Clone(f.Options), Option{ff.Value, ff.Value + " (not valid)"})
 		}

@@ -128,7 +128,7 @@ func (p *designPage) form() views.FormView {
 		if ff.Kind == design.KindList {
 			v.Options = nil // typed as a comma list
 		}
-		if param, ok := limitParam(ff.Name); ok {
+		if param := ff.LimitParam; param != "" {
 			v.LimitParam = param
 			if param == "algorithm" {
 				v.Reload = true
@@ -186,16 +186,6 @@ func blankLabel(placeholder string) string {
 		return "default"
 	}
 	return "default (" + placeholder + ")"
-}
-
-// limitParam is the parameter of a limit field ("burst" for
-// "tiers.3.limit.burst"), ok false for other fields.
-func limitParam(name string) (string, bool) {
-	i := strings.LastIndex(name, "limit.")
-	if i < 0 || (i > 0 && name[i-1] != '.') {
-		return "", false
-	}
-	return name[i+len("limit."):], true
 }
 
 // anchor is the link to param's input, or "" when the form has none.
