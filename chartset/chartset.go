@@ -64,13 +64,9 @@ func (e *PatternError) Unwrap() error { return e.Err }
 // requests or more than MaxArrivals, or that its Generate refuses, is a
 // *PatternError.
 func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
-	traffic, err := p.Generate(MaxArrivals)
-	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
-		return nil, Info{}, &PatternError{Param: "pattern", Err: err,
-			Message: fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", p.Name, MaxArrivals)}
-	}
+	traffic, err := generate(p)
 	if err != nil {
-		return nil, Info{}, &PatternError{Err: err, Message: err.Error()}
+		return nil, Info{}, err
 	}
 	if traffic.Retry != nil {
 		// The pattern's clients retry as the design's do, with the
@@ -86,14 +82,14 @@ func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
 				len(arrivals), r.Attempts, len(arrivals)*(1+r.Attempts), MaxArrivals, MaxArrivals/(1+r.Attempts))}
 	}
 	if len(arrivals) == 0 {
-		return nil, Info{}, &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
+		return nil, Info{}, errNoRequests
 	}
 	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
 
 	// The six algorithms on the same arrivals, followed a little past the
 	// last arrival so refills show.
 	last := arrivals[len(arrivals)-1].At
-	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
+	until := followUntil(last)
 	lanes := make([]algorithms.Lane, len(res.Algorithms))
 	for i, a := range res.Algorithms {
 		lanes[i] = algorithms.Lane{Spec: a.Spec()}
@@ -263,17 +259,13 @@ func Caption(res calc.Result, pattern algorithms.PatternName, info Info) string 
 // costs 1; the pattern's retries are not replayed. A pattern the charts
 // cannot show is a *PatternError, as in Build.
 func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error) {
-	traffic, err := pat.Generate(MaxArrivals)
-	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
-		return nil, Info{}, &PatternError{Param: "pattern", Err: err,
-			Message: fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", pat.Name, MaxArrivals)}
-	}
+	traffic, err := generate(pat)
 	if err != nil {
-		return nil, Info{}, &PatternError{Err: err, Message: err.Error()}
+		return nil, Info{}, err
 	}
 	arrivals := traffic.Arrivals
 	if len(arrivals) == 0 {
-		return nil, Info{}, &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
+		return nil, Info{}, errNoRequests
 	}
 	classes := Classes(p)
 	if n := len(classes) * len(arrivals); n > MaxPolicyDecisions {
@@ -283,7 +275,7 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	}
 	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
 	last := arrivals[len(arrivals)-1].At
-	until := min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
+	until := followUntil(last)
 	lanes := make([]views.PolicyLane, len(classes))
 	reqs := make([]engine.Request, len(arrivals))
 	for i, c := range classes {
@@ -388,3 +380,26 @@ func PolicyCaption(p policy.Policy, pattern algorithms.PatternName, info Info) s
 
 // maxCaptionClasses is how many classes of clients a caption names.
 const maxCaptionClasses = 3
+
+// generate is pat's traffic within MaxArrivals, or the *PatternError that
+// says why the charts cannot show it.
+func generate(pat algorithms.Pattern) (algorithms.Traffic, error) {
+	traffic, err := pat.Generate(MaxArrivals)
+	if tm := (*algorithms.TooManyArrivalsError)(nil); errors.As(err, &tm) {
+		return algorithms.Traffic{}, &PatternError{Param: "pattern", Err: err,
+			Message: fmt.Sprintf("pattern: %s generates more than %d requests, the most the designer simulates; shorten pattern.duration or lower pattern.rate, pattern.count or pattern.clients", pat.Name, MaxArrivals)}
+	}
+	if err != nil {
+		return algorithms.Traffic{}, &PatternError{Err: err, Message: err.Error()}
+	}
+	return traffic, nil
+}
+
+// errNoRequests is a pattern that generates nothing to chart.
+var errNoRequests = &PatternError{Message: "The pattern generates no requests: raise pattern.rate or pattern.duration."}
+
+// followUntil is how far the charts follow a run whose last arrival is at
+// last: a little past it, so refills show.
+func followUntil(last time.Duration) time.Duration {
+	return min(last+max(2*time.Second, last/4), algorithms.MaxWindow)
+}
