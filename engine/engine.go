@@ -117,7 +117,7 @@ func New(p policy.Policy) (*Engine, error) {
 	for i, t := range p.Tiers {
 		// The name as written, for the common exact match without
 		// folding, and in lower case.
-		for _, name := range []string{t.Name, lowerASCII(t.Name)} {
+		for _, name := range []string{t.Name, policy.LowerASCII(t.Name)} {
 			if _, dup := e.tiers[name]; !dup {
 				e.tiers[name] = i
 			}
@@ -212,7 +212,7 @@ func (e *Engine) tier(name string) (int, bool) {
 	if i, ok := e.tiers[name]; ok {
 		return i, true
 	}
-	i, ok := e.tiers[lowerASCII(name)]
+	i, ok := e.tiers[policy.LowerASCII(name)]
 	return i, ok
 }
 
@@ -369,21 +369,6 @@ func equalFoldUpper(s, upper string) bool {
 		}
 	}
 	return true
-}
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 func upperASCII(s string) string {

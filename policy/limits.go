@@ -284,3 +284,21 @@ func isIdent(s string) bool {
 	}
 	return s != ""
 }
+
+// LowerASCII is s with ASCII letters in lower case, the rest as it is: how
+// tier names and methods are matched (ignoring ASCII case, never Unicode
+// folding). A string with no upper-case letter is returned without a copy.
+func LowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

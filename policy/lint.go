@@ -315,21 +315,11 @@ var anonymousNames = []string{"anonymous", "anon", "public", "unauthenticated", 
 // ASCII case (as tier names are matched).
 func anonymous(name string) bool {
 	for _, a := range anonymousNames {
-		if len(name) == len(a) && asciiLower(name) == a {
+		if len(name) == len(a) && LowerASCII(name) == a {
 			return true
 		}
 	}
 	return false
-}
-
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // shadowedBy reports the first endpoint before eps[i] that matches every
@@ -350,7 +340,7 @@ func shadowedBy(eps []Endpoint, i int) (int, bool) {
 	segs := strings.Split(later.Path, "/")
 	for j, e := range eps[:i] {
 		m := e.Match
-		if asciiLower(m.Method) != asciiLower(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
+		if LowerASCII(m.Method) != LowerASCII(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
 			continue
 		}
 		earlier := strings.Split(m.Path, "/")
