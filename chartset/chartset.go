@@ -13,6 +13,8 @@ package chartset
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -277,22 +279,195 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	last := arrivals[len(arrivals)-1].At
 	until := followUntil(last)
 	lanes := make([]views.PolicyLane, len(classes))
+	timeline := make([]views.TimelineClass, len(classes))
+	// The timeline shows each class's first requests, decided by the
+	// class's own run when it is short enough to keep every decision,
+	// else by a run of just those requests (decisions depend only on the
+	// requests before them, so they are the same).
+	shown := min(len(arrivals), MaxTimelinePoints/len(classes))
+	at := make([]time.Duration, shown)
+	for j := range at {
+		at[j] = arrivals[j].At
+	}
 	reqs := make([]engine.Request, len(arrivals))
 	for i, c := range classes {
 		for j, a := range arrivals {
 			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier, Method: c.Method, Path: c.Path}
 		}
-		run, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus})
+		keep := shown == len(arrivals)
+		run, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus, Decisions: keep})
 		if err != nil {
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
+		decisions := run.Decisions
+		if !keep {
+			first, err := engine.Simulate(p, engine.Simulation{Requests: reqs[:shown], Decisions: true})
+			if err != nil {
+				return nil, info, fmt.Errorf("policy simulation: %w", err)
+			}
+			decisions = first.Decisions
+		}
+		run.Decisions = nil
 		lanes[i] = views.PolicyLane{Name: c.Name, Run: run}
+		names := make([]string, len(run.Limits))
+		for j, l := range run.Limits {
+			names[j] = l.Name + " limit"
+		}
+		timeline[i] = views.TimelineClass{Name: c.Name, At: at, Decisions: decisions, Limits: names}
 	}
 	caption := fmt.Sprintf("pattern %s, %d requests", pat.Name, len(arrivals))
 	if g := p.Global.Limit; g.Algorithm != "" {
 		caption += ", global limit " + views.SpecLabel(g)
 	}
-	return views.PolicyCharts(lanes, caption), info, nil
+	charts := []views.Chart{views.PolicyTimeline(timeline, shown, len(arrivals))}
+	load, err := loadChart(p, arrivals, until, lanes[0].Run.Bin)
+	if err != nil {
+		return nil, info, err
+	}
+	if load != nil {
+		charts = append(charts, *load)
+	}
+	return append(charts, views.PolicyCharts(lanes, caption)...), info, nil
+}
+
+// MaxTimelinePoints bounds the requests the timeline draws, over all
+// classes.
+const MaxTimelinePoints = 3000
+
+// MaxLoadDecisions bounds the decisions of the load chart's run: above it
+// the run simulates a sample of the clients against a global limit scaled
+// to the sample.
+const MaxLoadDecisions = 8_000
+
+// clientsOf is how many clients of a class (its tier, "" for the default
+// limit) send at once.
+type clientsOf struct {
+	tier string
+	n    int
+}
+
+// population is the design's clients by class: each tier's, or, without
+// tiers, the sizing's client count for the default limit; nil when the
+// policy counts no clients.
+func population(p policy.Policy) []clientsOf {
+	var out []clientsOf
+	for _, t := range p.Tiers {
+		if t.Clients > 0 {
+			out = append(out, clientsOf{t.Name, t.Clients})
+		}
+	}
+	if len(out) == 0 && len(p.Tiers) == 0 && p.Sizing.Clients > 0 {
+		out = append(out, clientsOf{"", p.Sizing.Clients})
+	}
+	return out
+}
+
+// loadChart runs every client of the design sending the pattern at once
+// (each client's own copy of its arrivals, under keys of its own), through
+// the whole policy, and charts the load the backend sees against the
+// service's capacity. More clients than MaxLoadDecisions allows are
+// sampled: each class keeps at least one client and about the same share
+// of its clients, every simulated client stands for total/sampled of
+// them, and the global limit is scaled by sampled/total (rates and sizes
+// alike, at least 1), so that the sample meets the global limit as all
+// the clients would. A policy that counts no clients has no load chart.
+func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.Duration) (*views.Chart, error) {
+	pop := population(p)
+	if len(pop) == 0 {
+		return nil, nil
+	}
+	total := 0
+	for _, c := range pop {
+		total += c.n
+	}
+	share := min(1, float64(MaxLoadDecisions)/(float64(total)*float64(len(arrivals))))
+	sampled := 0
+	for i, c := range pop {
+		pop[i].n = max(1, int(math.Round(float64(c.n)*share)))
+		sampled += pop[i].n
+	}
+	for sampled*len(arrivals) > MaxLoadDecisions && len(arrivals) > 0 {
+		// Rounding up small classes overshot: take from the largest.
+		k := 0
+		for i := range pop {
+			if pop[i].n > pop[k].n {
+				k = i
+			}
+		}
+		if pop[k].n == 1 {
+			break
+		}
+		pop[k].n--
+		sampled--
+	}
+	if sampled*len(arrivals) > MaxLoadDecisions {
+		return nil, nil // more classes than the budget has room for one client each
+	}
+	q := p
+	scale := float64(total) / float64(sampled)
+	if sampled < total {
+		q.Global.Limit = scaleSpec(p.Global.Limit, float64(sampled)/float64(total))
+	}
+	// Each client's keys are made once: the pattern's few keys, prefixed.
+	var patternKeys []string
+	index := map[string]int{}
+	keyOf := make([]int, len(arrivals))
+	for j, a := range arrivals {
+		k, ok := index[a.Key]
+		if !ok {
+			k = len(patternKeys)
+			index[a.Key] = k
+			patternKeys = append(patternKeys, a.Key)
+		}
+		keyOf[j] = k
+	}
+	reqs := make([]engine.Request, 0, sampled*len(arrivals))
+	keys := make([]string, len(patternKeys))
+	for _, c := range pop {
+		for k := range c.n {
+			prefix := "load-" + c.tier + "-" + strconv.Itoa(k) + "-"
+			for i, pk := range patternKeys {
+				keys[i] = prefix + pk
+			}
+			for j, a := range arrivals {
+				reqs = append(reqs, engine.Request{At: a.At, Key: keys[keyOf[j]], Tier: c.tier})
+			}
+		}
+	}
+	run, err := engine.Simulate(q, engine.Simulation{Requests: reqs, Until: until, Bin: bin})
+	if err != nil {
+		return nil, fmt.Errorf("load simulation: %w", err)
+	}
+	headroom := calc.DefaultHeadroom
+	if h := p.Service.Headroom; h != nil {
+		headroom = *h
+	}
+	capacity := p.Service.Capacity
+	usable := capacity * (1 - headroom)
+	caption := fmt.Sprintf("Requests per second the backend receives when all %d clients send this traffic at once, each with its own keys, through the whole policy, against the capacity of %s/s and the usable %s/s (headroom %s %%).",
+		total, views.Num(capacity), views.Num(usable), views.Num(100*headroom))
+	if sampled < total {
+		caption += fmt.Sprintf(" Simulated with %d clients, each standing for %s, and the global limit scaled to them.", sampled, views.Num(scale))
+	}
+	c := views.PolicyLoad(run, scale, capacity, usable, caption)
+	return &c, nil
+}
+
+// scaleSpec is s with its rate and sizes multiplied by f (sizes rounded,
+// at least 1); a zero spec stays zero.
+func scaleSpec(s algorithms.Spec, f float64) algorithms.Spec {
+	if s.Algorithm == "" {
+		return s
+	}
+	size := func(v int64) int64 {
+		if v == 0 {
+			return 0
+		}
+		return max(1, int64(math.Round(float64(v)*f)))
+	}
+	s.Rate *= f
+	s.Burst, s.Queue, s.Limit = size(s.Burst), size(s.Queue), size(s.Limit)
+	return s
 }
 
 // MaxPolicyDecisions bounds the decisions of one set of policy charts:

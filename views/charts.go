@@ -31,6 +31,16 @@ type Chart struct {
 	// Series styles the lines as the option does, one per column of
 	// Table after the first, in the same order.
 	Series []SeriesStyle
+	// Lanes names the chart's small multiples, top to bottom: one grid
+	// per lane on shared axes, each with its own lines and the reference
+	// lines (offered, ideal). Nil for a chart drawn on one grid.
+	Lanes []string
+	// Height is the chart's height in pixels at which its lanes are laid
+	// out (the designer's chart box takes it; an embed stretches it).
+	Height int
+	// heightClass is the class of a box whose height is not its lanes'
+	// (the timeline's rows); "" means by Lanes.
+	heightClass string
 }
 
 // SeriesStyle is how one line is drawn: its colour ("#rrggbb", set on
@@ -115,11 +125,16 @@ const (
 )
 
 // lines is a chart's data before it becomes an option: series sharing one
-// x axis (seconds).
+// x axis (seconds). With lanes, the chart is drawn as small multiples:
+// one grid per lane, stacked, all on the same x and y ranges, so lines
+// that coincide (token_bucket and gcra admit the same requests) each stay
+// visible in their own lane. The table and the SVG are the same either
+// way.
 type lines struct {
 	xName, yName string
 	x            []float64
 	series       []line
+	lanes        []lane
 }
 
 type line struct {
@@ -128,7 +143,73 @@ type line struct {
 	color  string // "#rrggbb"
 	dashed bool
 	width  float32 // pixels; 0 is echarts' default
+	// ref marks a reference line (offered, ideal): with lanes it is drawn
+	// in every lane, and the table has it once.
+	ref bool
 }
+
+// lane is one small multiple: its label and the indexes into
+// lines.series of its own lines.
+type lane struct {
+	name   string
+	series []int
+}
+
+// add appends s as a lane of its own, named after it.
+func (l *lines) add(s line) {
+	l.series = append(l.series, s)
+	l.lanes = append(l.lanes, lane{name: s.name, series: []int{len(l.series) - 1}})
+}
+
+// MaxLanes is the most small multiples a chart stacks; a chart with more
+// lines (a policy with many tiers and endpoints) draws them on one grid.
+const MaxLanes = 8
+
+// Lane layout, in pixels: the legend's row, the label above each lane,
+// the x axis's labels and name under the last lane, and a lane's plot
+// height for a chart of n lanes (fewer lanes get taller plots).
+const (
+	laneLegend = 34
+	laneLabel  = 26
+	laneAxis   = 46
+)
+
+func laneHeight(n int) int {
+	switch {
+	case n <= 1:
+		return 250
+	case n == 2:
+		return 120
+	case n <= 4:
+		return 90
+	}
+	return 68
+}
+
+// LanesHeight is the height in pixels of a chart of n lanes.
+func LanesHeight(n int) int {
+	return laneLegend + n*(laneLabel+laneHeight(n)) + laneAxis
+}
+
+// HeightClass is the stylesheet class that gives c's box its Height
+// ("lanes-6"; static/css/app.css has one per lane count), so the page
+// lays out at the chart's height before any script runs.
+func (c Chart) HeightClass() string {
+	if c.heightClass != "" {
+		return c.heightClass
+	}
+	return "lanes-" + strconv.Itoa(max(1, len(c.Lanes)))
+}
+
+// Rows of the timeline: the space above the first row, and each row's
+// height, in pixels.
+const (
+	rowsTop   = 10
+	rowHeight = 30
+)
+
+// RowsHeight is the height in pixels of a timeline of n rows.
+func RowsHeight(n int) int { return rowsTop + max(n, 2)*rowHeight + laneAxis }
 
 // laneWidth gives the i-th of n algorithm lines a width that shrinks from
 // the first to the last, so where two algorithms admit the same requests
@@ -149,40 +230,76 @@ func round3(v float64) float64 {
 	return r
 }
 
-func format(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// format is v as the table shows it: the shortest decimal that reads
+// back as v. Whole numbers below 100 (most counts) come from strconv's
+// table without allocating.
+func format(v float64) string {
+	if v >= 0 && v < 100 && v == math.Trunc(v) {
+		return strconv.Itoa(int(v))
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // chart turns l into a Chart: a go-echarts line chart with a value x axis,
 // no animation and canvas (rich text) tooltips, and the table of the same
-// numbers.
+// numbers. With two or more lanes (at most MaxLanes) the lines are drawn
+// as small multiples (see lines).
 func (l lines) chart(id, title, caption string) Chart {
+	stacked := len(l.lanes) >= 2 && len(l.lanes) <= MaxLanes
 	c := charts.NewLine()
 	c.SetGlobalOptions(
 		charts.WithAnimation(false),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
-		charts.WithGridOpts(opts.Grid{Left: "3%", Right: "4%", Top: "40", Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: l.xName, NameLocation: "middle", NameGap: 25}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: l.yName}),
 	)
 	table := Table{Columns: []string{l.xName}, Rows: make([][]string, len(l.x))}
 	var styles []SeriesStyle
 	for i, x := range l.x {
-		table.Rows[i] = []string{format(round3(x))}
+		table.Rows[i] = make([]string, 1, 1+len(l.series))
+		table.Rows[i][0] = format(round3(x))
 	}
-	for _, s := range l.series {
-		data := make([]opts.LineData, len(l.x))
+	// The table's columns, the styles and the option's series come in
+	// the order the chart draws them: with lanes, the reference lines,
+	// then each lane's own.
+	order := make([]int, 0, len(l.series))
+	if stacked {
+		for k, s := range l.series {
+			if s.ref {
+				order = append(order, k)
+			}
+		}
+		for _, ln := range l.lanes {
+			order = append(order, ln.series...)
+		}
+	} else {
+		for k := range l.series {
+			order = append(order, k)
+		}
+	}
+	data := make([][]opts.LineData, len(l.series))
+	for _, k := range order {
+		s := l.series[k]
+		data[k] = make([]opts.LineData, len(l.x))
+		// A point is boxed as a pointer into one array per series, which
+		// encodes as the array does without an allocation per point.
+		pts := make([][2]float64, len(l.x))
 		for i, x := range l.x {
 			v := 0.0
 			if i < len(s.y) {
 				v = round3(s.y[i])
 			}
-			data[i] = opts.LineData{Value: [2]float64{round3(x), v}}
+			pts[i] = [2]float64{round3(x), v}
+			data[k][i] = opts.LineData{Value: &pts[i]}
 			table.Rows[i] = append(table.Rows[i], format(v))
 		}
 		table.Columns = append(table.Columns, s.name)
 		styles = append(styles, SeriesStyle{Name: s.name, Color: s.color, Dashed: s.dashed, Width: s.width})
-		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
-		if s.dashed || s.width > 0 || s.color != "" {
-			style := opts.LineStyle{Width: s.width, Color: s.color}
+	}
+	add := func(s line, d []opts.LineData, grid int, width float32) {
+		so := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), XAxisIndex: grid, YAxisIndex: grid})}
+		if s.dashed || width > 0 || s.color != "" {
+			style := opts.LineStyle{Width: width, Color: s.color}
 			if s.dashed {
 				style.Type = "dashed"
 			}
@@ -192,7 +309,29 @@ func (l lines) chart(id, title, caption string) Chart {
 			// The legend and the tooltip take the item's colour.
 			so = append(so, charts.WithItemStyleOpts(opts.ItemStyle{Color: s.color}))
 		}
-		c.AddSeries(s.name, data, so...)
+		c.AddSeries(s.name, d, so...)
+	}
+	var laneNames []string
+	height := LanesHeight(1)
+	if stacked {
+		// Each lane draws the reference lines, then its own; lines in
+		// their own lane need no nesting widths.
+		for g, ln := range l.lanes {
+			laneNames = append(laneNames, ln.name)
+			for k, s := range l.series {
+				if s.ref {
+					add(s, data[k], g, 0)
+				}
+			}
+			for _, k := range ln.series {
+				add(l.series[k], data[k], g, 0)
+			}
+		}
+		height = LanesHeight(len(l.lanes))
+	} else {
+		for k, s := range l.series {
+			add(s, data[k], 0, s.width)
+		}
 	}
 	c.Validate()
 	option := c.JSON()
@@ -200,17 +339,71 @@ func (l lines) chart(id, title, caption string) Chart {
 	// Content-Security-Policy forbids; rich text draws on the canvas.
 	option["tooltip"] = map[string]any{"show": true, "trigger": "axis", "renderMode": "richText"}
 	option["aria"] = map[string]any{"enabled": true}
-	// The y axis's name sits above the axis, starting at it, so a long
-	// unit ("requests per 500 ms") is not cut at the canvas's left edge.
-	option["yAxis"] = []map[string]any{{"type": "value", "name": l.yName, "nameTextStyle": map[string]any{"align": "left"}}}
 	delete(option, "title") // the page shows the title as a heading
-	ch := Chart{ID: id, Title: title, Caption: caption, Table: table, YName: l.yName, Series: styles}
+	if stacked {
+		l.stack(option, height)
+	} else {
+		option["grid"] = []map[string]any{{"left": "3%", "right": "4%", "top": "40", "bottom": "40", "containLabel": true}}
+		// The y axis's name sits above the axis, starting at it, so a
+		// long unit ("requests per 500 ms") is not cut at the canvas's
+		// left edge.
+		option["yAxis"] = []map[string]any{{"type": "value", "name": l.yName, "nameTextStyle": map[string]any{"align": "left"}}}
+	}
+	ch := Chart{ID: id, Title: title, Caption: caption, Table: table, YName: l.yName, Series: styles, Lanes: laneNames, Height: height}
 	// Options hold finite numbers and fixed strings, so this cannot fail;
 	// if it did, the page would show the table without the chart.
 	if b, err := json.Marshal(option); err == nil {
 		ch.Option = string(b)
 	}
 	return ch
+}
+
+// stack lays option out as l's lanes, top to bottom, for a chart height
+// pixels tall (as percentages, so an embed that stretches the chart keeps
+// the layout): one grid per lane with its label above it (the first
+// lane's label also gives the unit), every y axis from 0 to the same
+// nice maximum, every x axis over the same range, tick labels and the x
+// axis's name under the last lane only, and one axis pointer across all
+// lanes.
+func (l lines) stack(option map[string]any, height int) {
+	ymax, xmin, xmax := 0.0, 0.0, 0.0
+	for _, s := range l.series {
+		for _, v := range s.y {
+			ymax = max(ymax, round3(v))
+		}
+	}
+	if len(l.x) > 0 {
+		// Whole ticks at both ends, as echarts picks them on one grid.
+		x := niceAxis(round3(l.x[0]), round3(l.x[len(l.x)-1]), 8)
+		xmin, xmax = x.lo, x.hi
+	}
+	y := niceAxis(0, ymax, 2)
+	n := len(l.lanes)
+	pct := func(px int) string { return strconv.FormatFloat(100*float64(px)/float64(height), 'f', 2, 64) + "%" }
+	grids := make([]map[string]any, n)
+	xs := make([]map[string]any, n)
+	ys := make([]map[string]any, n)
+	for g, ln := range l.lanes {
+		top := laneLegend + g*(laneLabel+laneHeight(n)) + laneLabel
+		// Fixed margins, not containLabel: the last lane's x labels
+		// would otherwise make its plot narrower than the others'.
+		grids[g] = map[string]any{"left": 56, "right": 28, "top": pct(top), "height": pct(laneHeight(n))}
+		last := g == n-1
+		x := map[string]any{"type": "value", "gridIndex": g, "min": xmin, "max": xmax,
+			"axisLabel": map[string]any{"show": last}, "axisTick": map[string]any{"show": last}}
+		if last {
+			x["name"], x["nameLocation"], x["nameGap"] = l.xName, "middle", 25
+		}
+		xs[g] = x
+		name := ln.name
+		if g == 0 {
+			name += " · " + l.yName
+		}
+		ys[g] = map[string]any{"type": "value", "gridIndex": g, "min": 0, "max": y.hi, "interval": y.step,
+			"name": name, "nameGap": 8, "nameTextStyle": map[string]any{"align": "left", "fontWeight": "bold"}}
+	}
+	option["grid"], option["xAxis"], option["yAxis"] = grids, xs, ys
+	option["axisPointer"] = map[string]any{"link": []map[string]any{{"xAxisIndex": "all"}}}
 }
 
 // binsPerLane is the longest series of sim's lanes: lanes with retries may
@@ -333,21 +526,8 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 	quota := lines{xName: "time (s)", yName: "requests", x: ends}
 	cum := lines{xName: "time (s)", yName: "requests", x: ends}
 	if sameOffered(sim) && len(sim.Lanes) > 0 {
-		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
-		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
-	}
-	for i, l := range sim.Lanes {
-		name, w := string(l.Lane.Spec.Algorithm), laneWidth(i, len(sim.Lanes))
-		col := AlgorithmColor(l.Lane.Spec.Algorithm)
-		adm.series = append(adm.series, line{name: name, y: perBin(l, n, admitted), color: col, width: w})
-		rej.series = append(rej.series, line{name: name, y: perBin(l, n, rejected), color: col, width: w})
-		quota.series = append(quota.series, line{name: name + " remaining", y: state(l, n, remaining), color: col, width: w})
-		cum.series = append(cum.series, line{name: name, y: cumulative(l, n, admitted), color: col, width: w})
-	}
-	for _, l := range sim.Lanes {
-		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {
-			quota.series = append(quota.series, line{name: string(l.Lane.Spec.Algorithm) + " queued", y: state(l, n, queued), color: AlgorithmColor(l.Lane.Spec.Algorithm), dashed: true})
-		}
+		adm.series = append(adm.series, line{name: SeriesOffered, y: perBin(sim.Lanes[0], n, offered), color: ColorReference, dashed: true, ref: true})
+		cum.series = append(cum.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true, ref: true})
 	}
 	keys := max(ideal.Keys, 1)
 	idealY := make([]float64, n)
@@ -359,7 +539,24 @@ func PatternCharts(sim algorithms.Result, focus string, ideal IdealLine) []Chart
 	if keys > 1 {
 		idealWhy = fmt.Sprintf("the ideal line is keys × (rate·t + burst) = %d × (%s·t + %s)", keys, Num(ideal.Rate), Num(ideal.Burst))
 	}
-	cum.series = append(cum.series, line{name: idealName, y: idealY, color: ColorReference, dashed: true})
+	cum.series = append(cum.series, line{name: idealName, y: idealY, color: ColorReference, dashed: true, ref: true})
+	for i, l := range sim.Lanes {
+		name, w := string(l.Lane.Spec.Algorithm), laneWidth(i, len(sim.Lanes))
+		col := AlgorithmColor(l.Lane.Spec.Algorithm)
+		adm.add(line{name: name, y: perBin(l, n, admitted), color: col, width: w})
+		rej.add(line{name: name, y: perBin(l, n, rejected), color: col, width: w})
+		quota.add(line{name: name + " remaining", y: state(l, n, remaining), color: col, width: w})
+		quota.lanes[len(quota.lanes)-1].name = name
+		cum.add(line{name: name, y: cumulative(l, n, admitted), color: col, width: w})
+	}
+	// The leaky bucket's queue depth shares its lane, dashed; in the
+	// table and the SVG it follows the other lines, as before.
+	for i, l := range sim.Lanes {
+		if l.Lane.Spec.Algorithm == algorithms.NameLeakyBucket {
+			quota.series = append(quota.series, line{name: string(l.Lane.Spec.Algorithm) + " queued", y: state(l, n, queued), color: AlgorithmColor(l.Lane.Spec.Algorithm), dashed: true})
+			quota.lanes[i].series = append(quota.lanes[i].series, len(quota.series)-1)
+		}
+	}
 
 	return []Chart{
 		adm.chart(ChartAdmitted, "Admitted over time",
@@ -380,14 +577,14 @@ func ReplicaChart(sim algorithms.Result, names []string, caption string) Chart {
 	n := binsPerLane(sim)
 	l := lines{xName: "time (s)", yName: "requests", x: binTimes(sim, n, true)}
 	if len(sim.Lanes) > 0 && sameOffered(sim) {
-		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true})
+		l.series = append(l.series, line{name: SeriesOffered, y: cumulative(sim.Lanes[0], n, offered), color: ColorReference, dashed: true, ref: true})
 	}
 	for i, lane := range sim.Lanes {
 		name := SpecLabel(lane.Lane.Spec)
 		if i < len(names) {
 			name = names[i]
 		}
-		l.series = append(l.series, line{name: name, y: cumulative(lane, n, admitted), color: ClassColor(i)})
+		l.add(line{name: name, y: cumulative(lane, n, admitted), color: ClassColor(i)})
 	}
 	return l.chart(ChartReplicas, "Replicas: local against shared enforcement", caption)
 }
@@ -415,6 +612,7 @@ func RetryStormChart(still, jittered algorithms.Result, caption string) Chart {
 			{name: SeriesStormOfferedJitter, y: perBin(j, n, offered), color: ColorBlue, dashed: true},
 			{name: SeriesStormAdmittedJitter, y: perBin(j, n, admitted), color: ColorBlue},
 		}
+		l.lanes = []lane{{name: "no jitter", series: []int{0, 1}}, {name: "with jitter", series: []int{2, 3}}}
 	}
 	return l.chart(ChartRetryStorm, "Retry storm, with and without jitter", caption)
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/static"
 )
 
 // option is the part of an echarts option the tests read.
@@ -55,10 +57,14 @@ func series(t *testing.T, c Chart, o option, name string) [][2]float64 {
 	return nil
 }
 
+// seriesNames are o's series names in order, each once: with lanes, the
+// reference lines repeat in every lane.
 func seriesNames(o option) []string {
 	var names []string
 	for _, s := range o.Series {
-		names = append(names, s.Name)
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
 	}
 	return names
 }
@@ -200,10 +206,31 @@ func TestPatternChartsCarryTheSimulation(t *testing.T) {
 func checkTableMatchesOption(t *testing.T, c Chart) {
 	t.Helper()
 	o := parseOption(t, c)
-	if len(c.Table.Columns) != len(o.Series)+1 {
-		t.Fatalf("%s: table has %d columns, want time and %d series", c.ID, len(c.Table.Columns), len(o.Series))
+	// A reference line drawn in every lane is one column, with the same
+	// points in each lane.
+	unique := o.Series[:0:0]
+	for _, s := range o.Series {
+		k := slices.IndexFunc(unique, func(u struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+			Data []struct {
+				Value [2]float64 `json:"value"`
+			} `json:"data"`
+		}) bool {
+			return u.Name == s.Name
+		})
+		if k < 0 {
+			unique = append(unique, s)
+			continue
+		}
+		if !slices.Equal(unique[k].Data, s.Data) {
+			t.Errorf("%s: series %q differs between lanes", c.ID, s.Name)
+		}
 	}
-	for j, s := range o.Series {
+	if len(c.Table.Columns) != len(unique)+1 {
+		t.Fatalf("%s: table has %d columns, want time and %d series", c.ID, len(c.Table.Columns), len(unique))
+	}
+	for j, s := range unique {
 		if c.Table.Columns[j+1] != s.Name {
 			t.Errorf("%s: column %d is %q, want %q", c.ID, j+1, c.Table.Columns[j+1], s.Name)
 		}
@@ -303,36 +330,154 @@ func TestChartValuesStayFinite(t *testing.T) {
 	}
 }
 
-func TestAlgorithmLinesNestSoOverlapsStayVisible(t *testing.T) {
+func TestAlgorithmLinesNestInTheSVG(t *testing.T) {
 	// token_bucket and gcra admit the same requests, so their lines
-	// coincide; each algorithm's line is thinner than the one before it,
-	// so a later line sits inside an earlier one instead of hiding it.
+	// coincide where the SVG draws them on one plot; each algorithm's line
+	// is thinner than the one before it, so a later line sits inside an
+	// earlier one instead of hiding it.
 	sim := algorithms.Simulation{Lanes: sixLanes(), Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternIdleThenBurst))}
 	charts := PatternCharts(simulate(t, sim), "client-1", IdealLine{Rate: 10, Burst: 20, Keys: 1})
 	for _, id := range []string{ChartAdmitted, ChartRejected, ChartCumulative} {
-		var o struct {
-			Series []struct {
-				Name      string
-				LineStyle struct{ Width float64 } `json:"lineStyle"`
-			}
-		}
-		if err := json.Unmarshal([]byte(chartByID(t, charts, id).Option), &o); err != nil {
-			t.Fatal(err)
-		}
-		prev := math.Inf(1)
+		prev := float32(math.Inf(1))
 		seen := 0
-		for _, s := range o.Series {
+		for _, s := range chartByID(t, charts, id).Series {
 			if !slices.Contains(algorithms.Names, algorithms.Name(s.Name)) {
 				continue
 			}
 			seen++
-			if w := s.LineStyle.Width; w <= 0 || w >= prev {
-				t.Errorf("%s: %s line width %v after %v; want each algorithm thinner than the one before", id, s.Name, w, prev)
+			if s.Width <= 0 || s.Width >= prev {
+				t.Errorf("%s: %s line width %v after %v; want each algorithm thinner than the one before", id, s.Name, s.Width, prev)
 			}
-			prev = s.LineStyle.Width
+			prev = s.Width
 		}
 		if seen != 6 {
 			t.Errorf("%s: %d algorithm lines, want 6", id, seen)
+		}
+	}
+}
+
+// laneOption is the layout part of a stacked chart's option.
+type laneOption struct {
+	Grid []struct {
+		Top, Height string
+	} `json:"grid"`
+	XAxis []struct {
+		GridIndex int     `json:"gridIndex"`
+		Min       float64 `json:"min"`
+		Max       float64 `json:"max"`
+		AxisLabel struct {
+			Show bool `json:"show"`
+		} `json:"axisLabel"`
+		Name string `json:"name"`
+	} `json:"xAxis"`
+	YAxis []struct {
+		GridIndex int     `json:"gridIndex"`
+		Min       float64 `json:"min"`
+		Max       float64 `json:"max"`
+		Name      string  `json:"name"`
+	} `json:"yAxis"`
+	Series []struct {
+		Name       string `json:"name"`
+		XAxisIndex int    `json:"xAxisIndex"`
+		YAxisIndex int    `json:"yAxisIndex"`
+		Data       []struct {
+			Value [2]float64 `json:"value"`
+		} `json:"data"`
+	} `json:"series"`
+}
+
+// gridPercent reads "12.5%" as 12.5.
+func gridPercent(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || !strings.HasSuffix(s, "%") {
+		t.Fatalf("grid position %q: want a percentage", s)
+	}
+	return v
+}
+
+// TestLanesStackOnSharedAxes: the algorithm and policy charts draw each
+// algorithm (or class, or limit) in a lane of its own, stacked without
+// overlap, every lane with the offered line where the chart has one, on
+// one x range and one y range that holds every value, tick labels under
+// the last lane only.
+func TestLanesStackOnSharedAxes(t *testing.T) {
+	sim := algorithms.Simulation{Lanes: sixLanes(), Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternRamp)), Until: 40 * time.Second}
+	charts := PatternCharts(simulate(t, sim), "client-1", IdealLine{Rate: 10, Burst: 20, Keys: 1})
+	lanes := []PolicyLane{{Name: "default", Run: policyRun(t)}, {Name: "gold", Run: policyRun(t)}}
+	charts = append(charts, PolicyCharts(lanes, "test")...)
+	wantLanes := map[string][]string{
+		ChartAdmitted:         {"token_bucket", "gcra", "leaky_bucket", "fixed_window", "sliding_log", "sliding_window"},
+		ChartRejected:         {"token_bucket", "gcra", "leaky_bucket", "fixed_window", "sliding_log", "sliding_window"},
+		ChartQuota:            {"token_bucket", "gcra", "leaky_bucket", "fixed_window", "sliding_log", "sliding_window"},
+		ChartCumulative:       {"token_bucket", "gcra", "leaky_bucket", "fixed_window", "sliding_log", "sliding_window"},
+		ChartPolicyAdmitted:   {"default", "gold"},
+		ChartPolicyCumulative: {"default", "gold"},
+		ChartPolicyRejected:   {"default · by default", "gold · by default"},
+	}
+	withOffered := map[string]bool{ChartAdmitted: true, ChartCumulative: true, ChartPolicyAdmitted: true, ChartPolicyCumulative: true}
+	for _, c := range charts {
+		want := wantLanes[c.ID]
+		if !slices.Equal(c.Lanes, want) {
+			t.Errorf("%s: lanes %q, want %q", c.ID, c.Lanes, want)
+			continue
+		}
+		var o laneOption
+		if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+			t.Fatal(err)
+		}
+		n := len(want)
+		if len(o.Grid) != n || len(o.XAxis) != n || len(o.YAxis) != n {
+			t.Fatalf("%s: %d grids, %d x axes, %d y axes; want %d of each", c.ID, len(o.Grid), len(o.XAxis), len(o.YAxis), n)
+		}
+		if c.Height != LanesHeight(n) {
+			t.Errorf("%s: height %d, want %d for %d lanes", c.ID, c.Height, LanesHeight(n), n)
+		}
+		bottom := 0.0
+		for g := range n {
+			top, h := gridPercent(t, o.Grid[g].Top), gridPercent(t, o.Grid[g].Height)
+			if top < bottom || h <= 0 || top+h > 100 {
+				t.Errorf("%s lane %d: from %g%% to %g%%, after the lane above ending at %g%%", c.ID, g, top, top+h, bottom)
+			}
+			bottom = top + h
+			x, y := o.XAxis[g], o.YAxis[g]
+			if x.GridIndex != g || y.GridIndex != g {
+				t.Errorf("%s lane %d: axes on grids %d and %d", c.ID, g, x.GridIndex, y.GridIndex)
+			}
+			if x.Min != o.XAxis[0].Min || x.Max != o.XAxis[0].Max || y.Min != 0 || y.Max != o.YAxis[0].Max {
+				t.Errorf("%s lane %d: x %g..%g y %g..%g; want the first lane's ranges", c.ID, g, x.Min, x.Max, y.Min, y.Max)
+			}
+			if last := g == n-1; x.AxisLabel.Show != last || (x.Name != "") != last {
+				t.Errorf("%s lane %d: x labels shown %v, name %q; want them under the last lane only", c.ID, g, x.AxisLabel.Show, x.Name)
+			}
+			if !strings.HasPrefix(y.Name, want[g]) {
+				t.Errorf("%s lane %d: label %q, want %q", c.ID, g, y.Name, want[g])
+			}
+		}
+		perLane := make([][]string, n)
+		for _, s := range o.Series {
+			if s.XAxisIndex != s.YAxisIndex || s.XAxisIndex >= n {
+				t.Fatalf("%s %q: on x axis %d, y axis %d", c.ID, s.Name, s.XAxisIndex, s.YAxisIndex)
+			}
+			perLane[s.XAxisIndex] = append(perLane[s.XAxisIndex], s.Name)
+			for _, d := range s.Data {
+				if d.Value[1] > o.YAxis[0].Max || d.Value[0] < o.XAxis[0].Min || d.Value[0] > o.XAxis[0].Max {
+					t.Fatalf("%s %q: point %v outside the shared ranges", c.ID, s.Name, d.Value)
+				}
+			}
+		}
+		for g, names := range perLane {
+			if !slices.ContainsFunc(names, func(s string) bool { return strings.HasPrefix(s, want[g]) }) {
+				t.Errorf("%s lane %d: series %q, want %q's", c.ID, g, names, want[g])
+			}
+			if slices.Contains(names, SeriesOffered) != withOffered[c.ID] {
+				t.Errorf("%s lane %d: series %q; offered wanted: %v", c.ID, g, names, withOffered[c.ID])
+			}
+			for _, other := range want {
+				if other != want[g] && slices.Contains(names, other) {
+					t.Errorf("%s lane %d (%s) also draws %s", c.ID, g, want[g], other)
+				}
+			}
 		}
 	}
 }
@@ -473,6 +618,38 @@ func TestPaletteContrast(t *testing.T) {
 			if r := contrast(t, c, bg); r < 3 {
 				t.Errorf("%s on %s: contrast %.2f:1, want at least 3:1", c, bg, r)
 			}
+		}
+	}
+}
+
+// TestLaneHeightsInCSS: the stylesheet gives each lane count's class the
+// height its lanes are laid out for, so a chart's box has its height
+// before the script draws it.
+func TestLaneHeightsInCSS(t *testing.T) {
+	css, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= MaxLanes; n++ {
+		c := Chart{Lanes: make([]string, n)}
+		rule := fmt.Sprintf(".chart.%s {\n  height: %dpx;\n}", c.HeightClass(), LanesHeight(n))
+		if !strings.Contains(string(css), rule) {
+			t.Errorf("app.css has no rule %q", rule)
+		}
+	}
+}
+
+// TestRowHeightsInCSS: the same for the timeline's rows.
+func TestRowHeightsInCSS(t *testing.T) {
+	css, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= MaxLanes; n++ {
+		c := Chart{heightClass: "rows-" + strconv.Itoa(n)}
+		rule := fmt.Sprintf(".chart.%s {\n  height: %dpx;\n}", c.HeightClass(), RowsHeight(n))
+		if !strings.Contains(string(css), rule) {
+			t.Errorf("app.css has no rule %q", rule)
 		}
 	}
 }

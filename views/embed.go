@@ -2,6 +2,7 @@ package views
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -22,11 +23,15 @@ var ChartSlugs = slices.Concat(PolicyChartSlugs, AlgorithmChartSlugs)
 
 // PolicyChartSlugs are the charts of the policy's own limits
 // (PolicyCharts), by embed name.
-var PolicyChartSlugs = []string{"policy-admitted", "policy-rejected", "policy-cumulative"}
+var PolicyChartSlugs = []string{"policy-load", "policy-admitted", "policy-rejected", "policy-cumulative"}
 
 // AlgorithmChartSlugs are the charts comparing the calculator's
 // algorithms (PatternCharts, ReplicaChart, RetryStormChart).
 var AlgorithmChartSlugs = []string{"admitted", "rejected", "quota", "cumulative", "replicas", "retry-storm"}
+
+// Embeddable reports whether c can be embedded (an iframe or an SVG at
+// /embed/): the charts in ChartSlugs, not the request timeline.
+func (c Chart) Embeddable() bool { return slices.Contains(ChartSlugs, ChartSlug(c.ID)) }
 
 // ChartSlug is a chart's name in embed URLs: its ID without "chart-".
 func ChartSlug(id string) string { return strings.TrimPrefix(id, "chart-") }
@@ -48,12 +53,17 @@ func EmbedSnippets(base, query string, c Chart) Snippets {
 	design := base + "/?" + query
 	alt := c.Title
 	return Snippets{
-		IFrame:   `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="440" loading="lazy" style="border:0"></iframe>`,
+		IFrame:   `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="` + strconv.Itoa(EmbedHeight(c)) + `" loading="lazy" style="border:0"></iframe>`,
 		Markdown: "[![" + markdownText(alt) + "](" + markdownURL(svg) + ")](" + markdownURL(design) + ")",
 		HTML: `<a href="` + htmlAttr(design) + `"><img src="` + htmlAttr(svg) + `" alt="` + htmlAttr(alt) +
 			`" width="720" height="400"></a>`,
 	}
 }
+
+// EmbedHeight is the height in pixels of an iframe that shows chart c at
+// the height its lanes are laid out for, with the embed's title, caption
+// and source line.
+func EmbedHeight(c Chart) int { return max(c.Height, LanesHeight(1)) + 84 }
 
 // htmlAttr escapes s for a double-quoted HTML attribute.
 func htmlAttr(s string) string {

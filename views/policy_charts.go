@@ -1,8 +1,14 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/ratelab/ratelab/engine"
 )
@@ -64,14 +70,14 @@ func PolicyCharts(lanes []PolicyLane, caption string) []Chart {
 
 	label := binLabel(bin)
 	adm := lines{xName: "time (s)", yName: label, x: starts,
-		series: []line{{name: SeriesOffered, y: per(lanes[0].Run, offeredOf), color: ColorReference, dashed: true}}}
+		series: []line{{name: SeriesOffered, y: per(lanes[0].Run, offeredOf), color: ColorReference, dashed: true, ref: true}}}
 	cum := lines{xName: "time (s)", yName: "requests", x: ends,
-		series: []line{{name: SeriesOffered, y: sum(per(lanes[0].Run, offeredOf)), color: ColorReference, dashed: true}}}
+		series: []line{{name: SeriesOffered, y: sum(per(lanes[0].Run, offeredOf)), color: ColorReference, dashed: true, ref: true}}}
 	rej := lines{xName: "time (s)", yName: label, x: starts}
 	for i, l := range lanes {
 		w, col := laneWidth(i, len(lanes)), ClassColor(i)
-		adm.series = append(adm.series, line{name: l.Name, y: per(l.Run, admittedOf), color: col, width: w})
-		cum.series = append(cum.series, line{name: l.Name, y: sum(per(l.Run, admittedOf)), color: col, width: w})
+		adm.add(line{name: l.Name, y: per(l.Run, admittedOf), color: col, width: w})
+		cum.add(line{name: l.Name, y: sum(per(l.Run, admittedOf)), color: col, width: w})
 		// A class's rejections take its colour; its second and later
 		// limits are dashed, so two limits of one class stay apart.
 		nth := 0
@@ -79,7 +85,7 @@ func PolicyCharts(lanes []PolicyLane, caption string) []Chart {
 			if l.Run.Summary.RejectedBy[j] == 0 {
 				continue
 			}
-			rej.series = append(rej.series, line{name: l.Name + " · by " + lim.Name,
+			rej.add(line{name: l.Name + " · by " + lim.Name,
 				y: per(l.Run, func(b engine.Bin) int64 { return b.RejectedBy[j] }), color: col, dashed: nth > 0, width: w})
 			nth++
 		}
@@ -96,4 +102,159 @@ func PolicyCharts(lanes []PolicyLane, caption string) []Chart {
 		cum.chart(ChartPolicyCumulative, "Your policy: admitted so far",
 			fmt.Sprintf("Requests the whole policy admitted so far for each class of clients, against those offered (%s).", caption)),
 	}
+}
+
+// ChartPolicyTimeline is the request timeline; the designer draws it and
+// offers no embed of it (it is not in ChartSlugs).
+const ChartPolicyTimeline = "chart-policy-timeline"
+
+// TimelineClass is one class of clients' requests for the timeline: its
+// name, the arrival time of each request and the whole policy's decision
+// on it (in the same order), and the policy's limits, which
+// Decision.Rejected indexes.
+type TimelineClass struct {
+	Name      string
+	At        []time.Duration
+	Decisions []engine.Decision
+	Limits    []string
+}
+
+// Timeline outcomes, as the rows name them.
+const (
+	OutcomeAdmitted = "admitted"
+	OutcomeDelayed  = "delayed"
+)
+
+// shortClass is a class's name without its limit: "tier paid" from
+// "tier paid: gcra(rate=20/s, burst=200)".
+func shortClass(name string) string {
+	if i := strings.Index(name, ": "); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// PolicyTimeline draws every request of classes at its arrival time, one
+// row per class and outcome: admitted, delayed (admitted after waiting in
+// a leaky bucket's queue) or rejected by the limit that rejected it first,
+// as the 429 names it. shown and total say how many of the pattern's
+// requests each class's row holds and how many the pattern has, for the
+// caption. The table counts each row's requests and gives its first and
+// last arrival.
+func PolicyTimeline(classes []TimelineClass, shown, total int) Chart {
+	type row struct {
+		name   string
+		color  string
+		symbol string
+		points [][2]float64
+	}
+	var rows []row
+	for i, c := range classes {
+		short := shortClass(c.Name)
+		adm := row{name: short + " · " + OutcomeAdmitted, color: ClassColor(i), symbol: "circle"}
+		del := row{name: short + " · " + OutcomeDelayed, color: ClassColor(i), symbol: "triangle"}
+		rej := make([]row, len(c.Limits))
+		for j, l := range c.Limits {
+			rej[j] = row{name: short + " · rejected by " + l, color: ColorReference, symbol: "rect"}
+		}
+		for k, d := range c.Decisions {
+			if k >= len(c.At) {
+				break
+			}
+			p := [2]float64{round3(c.At[k].Seconds()), 0}
+			switch {
+			case d.Rejected >= 0 && d.Rejected < len(rej):
+				rej[d.Rejected].points = append(rej[d.Rejected].points, p)
+			case d.Delay > 0:
+				del.points = append(del.points, p)
+			default:
+				adm.points = append(adm.points, p)
+			}
+		}
+		for _, r := range append([]row{adm, del}, rej...) {
+			if len(r.points) > 0 {
+				rows = append(rows, r)
+			}
+		}
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.name
+	}
+	c := charts.NewScatter()
+	c.SetGlobalOptions(
+		charts.WithAnimation(false),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+	)
+	table := Table{Columns: []string{"class · outcome", "requests", "first (s)", "last (s)"}}
+	var styles []SeriesStyle
+	for i, r := range rows {
+		data := make([]opts.ScatterData, len(r.points))
+		for k := range r.points {
+			r.points[k][1] = float64(i) // the row, as the category axis counts
+			data[k] = opts.ScatterData{Value: &r.points[k]}
+		}
+		c.AddSeries(r.name, data,
+			charts.WithScatterChartOpts(opts.ScatterChart{Symbol: r.symbol, SymbolSize: 6}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: r.color}))
+		table.Rows = append(table.Rows, []string{r.name, strconv.Itoa(len(r.points)), format(r.points[0][0]), format(r.points[len(r.points)-1][0])})
+		styles = append(styles, SeriesStyle{Name: r.name, Color: r.color})
+	}
+	c.Validate()
+	option := c.JSON()
+	delete(option, "title")
+	option["tooltip"] = map[string]any{"show": true, "trigger": "item", "renderMode": "richText"}
+	option["aria"] = map[string]any{"enabled": true}
+	option["grid"] = []map[string]any{{"left": "3%", "right": "4%", "top": rowsTop, "bottom": laneAxis, "containLabel": true}}
+	option["xAxis"] = []map[string]any{{"type": "value", "name": "time (s)", "nameLocation": "middle", "nameGap": 25, "min": 0}}
+	option["yAxis"] = []map[string]any{{"type": "category", "data": names, "inverse": true,
+		"splitLine": map[string]any{"show": true}, "axisLabel": map[string]any{"width": 180, "overflow": "truncate"}}}
+	caption := "Each request the pattern sends, at its arrival, for each class of clients: admitted, delayed (it waited in a leaky bucket's queue) or rejected, on the row of the limit that rejected it first, as the 429 names it."
+	if shown < total {
+		caption += fmt.Sprintf(" The first %d of the pattern's %d requests.", shown, total)
+	}
+	n := min(max(len(names), 1), MaxLanes) // more rows share the tallest box
+	ch := Chart{ID: ChartPolicyTimeline, Title: "Your policy: every request", Caption: caption, Table: table,
+		YName: "class · outcome", Series: styles, Height: RowsHeight(n), heightClass: "rows-" + strconv.Itoa(n)}
+	if b, err := json.Marshal(option); err == nil {
+		ch.Option = string(b)
+	}
+	return ch
+}
+
+// ChartPolicyLoad is the backend's load against its capacity.
+const ChartPolicyLoad = "chart-policy-load"
+
+// Load series names.
+const (
+	SeriesLoadOffered  = "offered by all clients"
+	SeriesLoadAdmitted = "admitted: the backend's load"
+	SeriesCapacity     = "capacity"
+	SeriesUsable       = "usable capacity"
+)
+
+// PolicyLoad draws what the backend sees when every client of the design
+// sends the traffic at once: requests offered and admitted per second, in
+// each bin of run, multiplied by scale (how many clients each simulated
+// client stands for), against the service's capacity and usable capacity
+// (requests/s).
+func PolicyLoad(run engine.Result, scale, capacity, usable float64, caption string) Chart {
+	n := len(run.Series)
+	x := make([]float64, n)
+	off, adm := make([]float64, n), make([]float64, n)
+	capY, useY := make([]float64, n), make([]float64, n)
+	per := scale / run.Bin.Seconds()
+	for i, b := range run.Series {
+		x[i] = (time.Duration(i) * run.Bin).Seconds()
+		off[i] = float64(b.Offered) * per
+		adm[i] = float64(b.Admitted) * per
+		capY[i], useY[i] = capacity, usable
+	}
+	l := lines{xName: "time (s)", yName: "requests/s", x: x, series: []line{
+		{name: SeriesLoadOffered, y: off, color: ColorReference, dashed: true},
+		{name: SeriesLoadAdmitted, y: adm, color: ColorBlue, width: 2.5},
+		{name: SeriesCapacity, y: capY, color: ColorVermilion, dashed: true},
+		{name: SeriesUsable, y: useY, color: ColorOrange, dashed: true},
+	}}
+	return l.chart(ChartPolicyLoad, "Your policy: the backend's load against capacity", caption)
 }

@@ -120,8 +120,8 @@ func TestEmptyQueryIsTheExampleDesign(t *testing.T) {
 	if n := doc.Find(`[data-testid="algorithms"] article`).Length(); n != 6 {
 		t.Errorf("algorithm cards: got %d, want 6", n)
 	}
-	if n := doc.Find("[data-chart-option]").Length(); n != len(views.ChartSlugs) {
-		t.Errorf("charts: got %d, want %d", n, len(views.ChartSlugs))
+	if n := doc.Find("[data-chart-option]").Length(); n != designerCharts {
+		t.Errorf("charts: got %d, want %d", n, designerCharts)
 	}
 	for _, id := range []string{"checks", "headers", "backoff", "share"} {
 		if testid(doc, id).Length() != 1 {
@@ -384,8 +384,8 @@ func TestChartOptionsMatchAnIndependentSimulation(t *testing.T) {
 	q := "capacity=2000&clients=200&p99=5&replicas=3&enforcement=local&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
 	doc, _ := getDoc(t, "/?"+q)
 	charts := pageCharts(t, doc)
-	if len(charts) != len(views.ChartSlugs) {
-		t.Fatalf("charts: got %d, want %d", len(charts), len(views.ChartSlugs))
+	if len(charts) != designerCharts {
+		t.Fatalf("charts: got %d, want %d", len(charts), designerCharts)
 	}
 
 	res, err := calc.Size(calc.Input{Capacity: 2000, Clients: 200, P99: 5, Replicas: 3, Enforcement: calc.Local})

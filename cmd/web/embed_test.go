@@ -33,9 +33,16 @@ func getEmbed(t *testing.T, target string, header ...string) *httptest.ResponseR
 // has no inline script or style, and carries the same option and table as
 // the designer's chart for the same design.
 func TestEmbedEveryChart(t *testing.T) {
-	charts := designerView(embedDesign).Results.Charts
+	var charts []views.Chart
+	for _, c := range designerView(embedDesign).Results.Charts {
+		if c.Embeddable() {
+			charts = append(charts, c)
+		} else if c.ID != views.ChartPolicyTimeline {
+			t.Errorf("the designer's chart %s has no embed", c.ID)
+		}
+	}
 	if len(charts) != len(views.ChartSlugs) {
-		t.Fatalf("designer makes %d charts, embeds name %d", len(charts), len(views.ChartSlugs))
+		t.Fatalf("designer makes %d embeddable charts, embeds name %d", len(charts), len(views.ChartSlugs))
 	}
 	for _, want := range charts {
 		slug := views.ChartSlug(want.ID)
@@ -127,7 +134,8 @@ func TestEmbedRefusals(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"/embed/pie?" + embedDesign, http.StatusNotFound, "the charts are policy-admitted, policy-rejected"},
+		{"/embed/pie?" + embedDesign, http.StatusNotFound, "the charts are policy-load, policy-admitted, policy-rejected"},
+		{"/embed/policy-timeline?" + embedDesign, http.StatusNotFound, "the charts are policy-load"},
 		{"/embed/admitted?capacity=-5&clients=3", http.StatusUnprocessableEntity, "capacity"},
 		{"/embed/admitted?capacity=500&clients=20&pattern=steady&pattern.rate=-1", http.StatusUnprocessableEntity, "pattern.rate"},
 	}
@@ -234,6 +242,9 @@ func TestDesignerDocsSnippets(t *testing.T) {
 func TestEmbedSVG(t *testing.T) {
 	charts := designerView(embedDesign).Results.Charts
 	for _, c := range charts {
+		if !c.Embeddable() {
+			continue
+		}
 		slug := views.ChartSlug(c.ID)
 		for _, theme := range []string{"", "light", "dark", "auto"} {
 			target := "/embed/" + slug + ".svg?" + embedDesign

@@ -27,7 +27,7 @@ const min = await minify(bundle.outputFiles[0].text, {
   mangle: true,
   format: {
     preamble:
-      "/*! Apache ECharts 6.1.0 (line chart, grid, legend, tooltip, aria, canvas renderer) | Apache-2.0 | " +
+      "/*! Apache ECharts 6.1.0 (line and scatter charts, grid, legend, tooltip, aria, canvas renderer) | Apache-2.0 | " +
       "Copyright 2017-2026 The Apache Software Foundation | built by ratelab static/vendor/echarts-build */",
   },
 });

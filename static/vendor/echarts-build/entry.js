@@ -1,11 +1,11 @@
-// entry.js is the echarts that ratelab loads: the core, the line chart,
-// the components the chart options use (views/charts.go) and the canvas
-// renderer, exposed as the global `echarts` that static/js/charts.js
+// entry.js is the echarts that ratelab loads: the core, the line and
+// scatter charts, the components the chart options use (views/charts.go)
+// and the canvas renderer, exposed as the global `echarts` that static/js/charts.js
 // calls (init, getInstanceByDom, dispose). The dark theme is part of
 // the core. A chart option that needs another chart type or component
-// (bar, scatter, dataZoom, markLine...) must add it here and rebuild.
+// (bar, dataZoom, markLine...) must add it here and rebuild.
 import { use } from "echarts/core";
-import { LineChart } from "echarts/charts";
+import { LineChart, ScatterChart } from "echarts/charts";
 import {
   AriaComponent,
   GridComponent,
@@ -16,6 +16,7 @@ import { CanvasRenderer } from "echarts/renderers";
 
 use([
   LineChart,
+  ScatterChart, // the request timeline
   GridComponent,
   LegendComponent, // plain and scroll legends
   TooltipComponent,
