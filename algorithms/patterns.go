@@ -28,19 +28,57 @@ type Traffic struct {
 }
 
 // RetryPolicy is how a rejected client retries: after the first rejection it
-// waits Base, then Base·Factor, … up to Cap, at most Attempts times. With
-// HonorRetryAfter it never waits less than the limiter's RetryAfter. Jitter
-// spreads each wait d uniformly over [d, d·(1+Jitter)), so it never goes
-// below the computed wait; Jitter 0 keeps clients that were rejected
-// together in lockstep.
+// waits Base, then Base·Factor, … up to Cap, at most Attempts times; the wait
+// before retry number a (1-based), d = min(Cap, Base·Factor^(a−1)), is the
+// exponential wait. JitterMode says how each wait is drawn from d (see
+// JitterMode). With HonorRetryAfter a client never waits less than the
+// limiter's RetryAfter, whatever the mode, and gives up when the limiter
+// says the request can never pass. All randomness comes from Seed, so the
+// same policy always gives the same waits.
 type RetryPolicy struct {
-	Attempts        int
-	Base            time.Duration
-	Factor          float64
-	Cap             time.Duration
+	Attempts int           // retries after the first rejection, at most
+	Base     time.Duration // the first exponential wait
+	Factor   float64       // each exponential wait × Factor, ≥ 1
+	Cap      time.Duration // the longest exponential wait
+	// Jitter is, in the proportional mode, the fraction of each wait added
+	// at random (0 keeps clients that were rejected together in lockstep).
+	// The other modes ignore it, though it must still be in [0, 1].
 	Jitter          float64
+	JitterMode      JitterMode // how jitter spreads each wait; "" means JitterProportional
 	HonorRetryAfter bool
 	Seed            uint64
+}
+
+// JitterMode is how a retry's wait, a time.Duration like Base and Cap, is
+// drawn from its exponential wait d = min(Cap, Base·Factor^(attempt−1)).
+// Every draw is uniform, from RetryPolicy.Seed.
+type JitterMode string
+
+// The jitter modes. The zero value "" is JitterProportional.
+const (
+	// JitterProportional waits d plus a random share of Jitter·d: uniform
+	// in [d, d·(1+Jitter)), never less than d. With HonorRetryAfter the
+	// Retry-After floor is applied to d before the jitter is added.
+	JitterProportional JitterMode = "proportional"
+	// JitterFull waits uniform in [0, d).
+	JitterFull JitterMode = "full"
+	// JitterEqual waits d/2 plus uniform in [0, d/2): uniform in [d/2, d).
+	JitterEqual JitterMode = "equal"
+	// JitterDecorrelated draws each wait from the request's previous one:
+	// min(Cap, uniform in [Base, 3·prev)), where prev is the previous wait
+	// this mode drew for the same request (Base before its first retry),
+	// before any Retry-After floor. The first wait is in [Base, 3·Base);
+	// every wait is in [Base, Cap]. Factor is not used.
+	JitterDecorrelated JitterMode = "decorrelated"
+)
+
+// valid reports whether m is one of the jitter modes or "".
+func (m JitterMode) valid() bool {
+	switch m {
+	case "", JitterProportional, JitterFull, JitterEqual, JitterDecorrelated:
+		return true
+	}
+	return false
 }
 
 // Validate reports the first field of p outside its range.
@@ -56,12 +94,16 @@ func (p RetryPolicy) Validate() error {
 		return &ParamError{"cap", p.Cap.String(), "a duration in [base, 24h]"}
 	case math.IsNaN(p.Jitter) || p.Jitter < 0 || p.Jitter > 1:
 		return &ParamError{"jitter", formatFloat(p.Jitter), "a fraction in [0, 1]"}
+	case !p.JitterMode.valid():
+		return &ParamError{"jitter_mode", strconv.Quote(string(p.JitterMode)),
+			`one of "proportional", "full", "equal", "decorrelated" ("" means "proportional")`}
 	}
 	return nil
 }
 
 // Backoff is the wait before retry number attempt (1-based) of a request
-// the limiter rejected with retryAfter, without jitter.
+// the limiter rejected with retryAfter, without jitter: the exponential
+// wait, raised to retryAfter with HonorRetryAfter.
 func (p RetryPolicy) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	d := float64(p.Base) * math.Pow(p.Factor, float64(attempt-1))
 	if d > float64(p.Cap) {
@@ -72,6 +114,61 @@ func (p RetryPolicy) Backoff(attempt int, retryAfter time.Duration) time.Duratio
 		w = retryAfter
 	}
 	return w
+}
+
+// wait draws the wait before retry number attempt (1-based) of a request
+// the limiter rejected with retryAfter, from rng, in the policy's jitter
+// mode. prev is the draw this returned for the request's previous retry (0
+// before its first); draw is this retry's, to pass on to the next. Only the
+// decorrelated mode reads prev; its draw is the wait before the
+// Retry-After floor.
+func (p RetryPolicy) wait(attempt int, retryAfter, prev time.Duration, rng *rand.Rand) (wait, draw time.Duration) {
+	switch p.JitterMode {
+	case JitterFull:
+		d := p.exponential(attempt)
+		wait = time.Duration(rng.Int64N(int64(d)))
+	case JitterEqual:
+		d := p.exponential(attempt)
+		half := d / 2
+		wait = half + time.Duration(rng.Int64N(int64(d-half)))
+	case JitterDecorrelated:
+		if prev == 0 {
+			prev = p.Base
+		}
+		wait = min(p.Cap, p.Base+time.Duration(rng.Int64N(int64(3*prev-p.Base))))
+	default:
+		// Proportional: the floor first, then the jitter on top.
+		wait = p.Backoff(attempt, retryAfter)
+		if p.Jitter > 0 {
+			wait += time.Duration(rng.Float64() * p.Jitter * float64(wait))
+		}
+		return wait, wait
+	}
+	draw = wait
+	if p.HonorRetryAfter && retryAfter > wait && retryAfter != Never {
+		wait = retryAfter
+	}
+	return wait, draw
+}
+
+// exponential is the exponential wait before retry number attempt
+// (1-based): min(Cap, Base·Factor^(attempt−1)), at least Base (1 ms). A
+// Retry-After of 0 never raises it.
+func (p RetryPolicy) exponential(attempt int) time.Duration { return p.Backoff(attempt, 0) }
+
+// maxWait is the longest wait before retry number attempt (1-based) that
+// the jitter mode can draw, without Retry-After: d·(1+Jitter) proportional,
+// d for full and equal (which stay below it), and min(Cap, 3^attempt·Base)
+// decorrelated (each draw is below three times the one before, the first
+// below 3·Base).
+func (p RetryPolicy) maxWait(attempt int) time.Duration {
+	switch p.JitterMode {
+	case JitterFull, JitterEqual:
+		return p.exponential(attempt)
+	case JitterDecorrelated:
+		return time.Duration(min(float64(p.Cap), float64(p.Base)*math.Pow(3, float64(attempt))))
+	}
+	return time.Duration(float64(p.Backoff(attempt, 0)) * (1 + p.Jitter))
 }
 
 // PatternName names a traffic pattern as the API, the policy file and the

@@ -191,10 +191,11 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 		}
 	}
 	if r := s.Traffic.Retry; r != nil {
-		// Room for the retries of the last arrivals.
+		// Room for the retries of the last arrivals: the longest wait each
+		// attempt can draw, without Retry-After.
 		var total time.Duration
 		for a := 1; a <= r.Attempts; a++ {
-			total += time.Duration(float64(r.Backoff(a, 0)) * (1 + r.Jitter))
+			total += r.maxWait(a)
 		}
 		end += total
 	}
@@ -303,6 +304,7 @@ type pending struct {
 	key     string
 	cost    int64
 	attempt int
+	draw    time.Duration // the jitter mode's draw for this retry's wait (RetryPolicy.wait)
 }
 
 type retryQueue []pending
@@ -492,18 +494,16 @@ func (r *runner) decide(at time.Duration, key string, cost int64) Decision {
 }
 
 // schedule queues retry number attempt of a request rejected at at with d,
-// or counts the client as given up.
-func (r *runner) schedule(at time.Duration, key string, cost int64, attempt int, d Decision) {
+// or counts the client as given up. prev is the jitter draw of the
+// request's previous retry, 0 before its first.
+func (r *runner) schedule(at time.Duration, key string, cost int64, attempt int, d Decision, prev time.Duration) {
 	if attempt > r.retry.Attempts || (r.retry.HonorRetryAfter && d.RetryAfter() == Never) {
 		r.sum.GaveUp++
 		return
 	}
-	wait := r.retry.Backoff(attempt, d.RetryAfter())
-	if r.retry.Jitter > 0 {
-		wait += time.Duration(r.rng.Float64() * r.retry.Jitter * float64(wait))
-	}
+	wait, draw := r.retry.wait(attempt, d.RetryAfter(), prev, r.rng)
 	r.seq++
-	heap.Push(&r.retries, pending{at: at + wait, seq: r.seq, key: key, cost: cost, attempt: attempt})
+	heap.Push(&r.retries, pending{at: at + wait, seq: r.seq, key: key, cost: cost, attempt: attempt, draw: draw})
 }
 
 // retryUntil decides every queued retry due before t, in time order.
@@ -512,7 +512,7 @@ func (r *runner) retryUntil(t time.Duration) {
 		p := heap.Pop(&r.retries).(pending)
 		r.sum.Retries++
 		if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
-			r.schedule(p.at, p.key, p.cost, p.attempt+1, d)
+			r.schedule(p.at, p.key, p.cost, p.attempt+1, d, p.draw)
 		}
 	}
 }
@@ -556,7 +556,7 @@ func (r *runner) run(lane Lane, arrivals []Arrival, ord order, keep bool, until 
 			out.Decisions[idx] = d
 		}
 		if !d.Allowed && r.retry != nil {
-			r.schedule(a.At, a.Key, a.Cost, 1, d)
+			r.schedule(a.At, a.Key, a.Cost, 1, d, 0)
 		}
 	}
 	if r.retry != nil {
