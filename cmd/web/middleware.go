@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/static"
@@ -114,7 +115,8 @@ const (
 
 // staticCache sets Cache-Control and a weak ETag (the content hash) on
 // /static/* responses; errorHandler removes Cache-Control from errors. The
-// ETag is weak because the same asset may be sent gzipped or not.
+// ETag is weak because the same asset may be sent in brotli, gzip or
+// identity coding.
 func staticCache() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -135,8 +137,10 @@ func staticCache() echo.MiddlewareFunc {
 // made at build time (static.Brotli, the vendored scripts) to a client that
 // accepts br, else its gzip bytes, compressed once for the life of the
 // process (static.Gzip), to a client that accepts gzip; anything else falls
-// through to the plain file handler, and so do range requests (their
-// offsets mean the plain bytes to most clients). compress has already set
+// through to the plain file handler, whose response compress encodes like
+// any other (an asset without a brotli copy, to a client that accepts only
+// br), and so do range requests (their offsets mean the plain bytes to most
+// clients; compress leaves them alone). compress has already set
 // Vary: Accept-Encoding, and leaves an encoded response alone.
 // Conditional requests work as for the plain file: http.ServeContent
 // answers them with the ETag staticCache has set.
@@ -287,7 +291,7 @@ func parseTrustedProxies(s string) ([]netip.Prefix, error) {
 }
 
 // compressible reports whether a response of media type ct is worth
-// gzipping: text, JSON, JavaScript, SVG, XML and YAML; not images, fonts or
+// compressing: text, JSON, JavaScript, SVG, XML and YAML; not images, fonts or
 // archives, which are compressed already.
 func compressible(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
@@ -308,31 +312,85 @@ func compressible(ct string) bool {
 	return false
 }
 
-// minGzipLength is the smallest declared body worth compressing; below it
-// gzip's header and trailer outweigh the savings.
-const minGzipLength = 512
+// minCompressLength is the smallest declared body, in bytes, worth
+// compressing; below it a coding's framing (gzip's 18-byte header and
+// trailer) outweighs the savings.
+const minCompressLength = 512
 
-var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+// minGzipLength is minCompressLength for a handler that gzips its body
+// itself (cacheable).
+const minGzipLength = minCompressLength
 
-// compress gzips responses whose Content-Type is compressible when the
-// client accepts gzip, and marks every response Vary: Accept-Encoding.
+// brotliQuality is the brotli quality (0 to 11) of dynamic responses, and
+// brotliWindow the base-2 logarithm of its window size in bytes.
+// BenchmarkCompressPage on the designer page (353,504 bytes of HTML, one
+// Xeon core, pooled encoders) measured per page:
+//
+//	gzip, default level   35,369 bytes   4.6 ms
+//	brotli quality 4      30,784 bytes   4.4 ms   (13 % smaller)
+//	brotli quality 5      27,541 bytes   5.7 ms   (22 % smaller)
+//	brotli quality 6      27,287 bytes   6.4 ms   (23 % smaller)
+//
+// Quality 5 sends a fifth fewer bytes than gzip for about a quarter more
+// CPU; it is the lowest quality that keeps a first visit to / within its
+// 200,000-byte budget (4 leaves it about 600 bytes over), and 6 saves only
+// 1 % more for 12 % more time. A 1 MiB window (20) gives the page the same
+// bytes as the default 4 MiB one, and a pooled encoder then holds about
+// 5 MB instead of 11 MB.
+const (
+	brotliQuality = 5
+	brotliWindow  = 20
+)
+
+// encoder is a streaming compressor of one response body: Write
+// compresses, Flush sends what has been written so far, Close ends the
+// stream, Reset starts a new one on another writer.
+type encoder interface {
+	io.WriteCloser
+	Flush() error
+	Reset(io.Writer)
+}
+
+// contentCoding is a coding compress can apply: its Content-Encoding token
+// and a pool of its encoders, reused across responses.
+type contentCoding struct {
+	name     string
+	encoders *sync.Pool
+}
+
+var (
+	gzipCoding = &contentCoding{name: "gzip", encoders: &sync.Pool{New: func() any {
+		return gzip.NewWriter(io.Discard)
+	}}}
+	brotliCoding = &contentCoding{name: "br", encoders: &sync.Pool{New: func() any {
+		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotliQuality, LGWin: brotliWindow})
+	}}}
+)
+
+// compress compresses responses whose Content-Type is compressible, with
+// the coding negotiateCoding picks from the request's Accept-Encoding
+// (brotli or gzip), and marks every response Vary: Accept-Encoding.
 // It decides when the status is written, from the headers set by then, and
 // leaves alone HEAD requests, statuses without a body (1xx, 204, 304),
 // range responses (206, and any response with Content-Range, since its
 // byte offsets count the uncompressed body), responses that already have a
-// Content-Encoding and short ones with a known length. A handler that
-// returns an error without writing gets the plain writer back, so the error
-// handler answers uncompressed.
+// Content-Encoding and short ones with a known length (under
+// minCompressLength). A handler that returns an error without writing gets
+// the plain writer back, so the error handler answers uncompressed.
 func compress() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			res := c.Response()
 			res.Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
 			req := c.Request()
-			if req.Method == http.MethodHead || !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) {
+			if req.Method == http.MethodHead {
 				return next(c)
 			}
-			w := &gzipResponseWriter{ResponseWriter: res.Writer}
+			coding := negotiateCoding(req.Header.Get(echo.HeaderAcceptEncoding))
+			if coding == nil {
+				return next(c)
+			}
+			w := &compressResponseWriter{ResponseWriter: res.Writer, coding: coding}
 			res.Writer = w
 			err := next(c)
 			res.Writer = w.ResponseWriter
@@ -344,14 +402,33 @@ func compress() echo.MiddlewareFunc {
 	}
 }
 
+// negotiateCoding returns the coding of a response to a request with
+// Accept-Encoding ae, or nil for identity: brotli when ae admits it, unless
+// ae gives gzip a strictly higher q; else gzip when ae admits it. Brotli
+// wins ties: its bodies are about a fifth smaller (see brotliQuality).
+func negotiateCoding(ae string) *contentCoding {
+	br, gz := codingQ(ae, "br"), codingQ(ae, "gzip", "x-gzip")
+	switch {
+	case br > 0 && br >= gz:
+		return brotliCoding
+	case gz > 0:
+		return gzipCoding
+	}
+	return nil
+}
+
 // acceptsGzip reports whether an Accept-Encoding value admits gzip: listed
 // (or "*") without q=0.
 func acceptsGzip(ae string) bool { return acceptsCoding(ae, "gzip", "x-gzip") }
 
 // acceptsCoding reports whether an Accept-Encoding value admits a content
-// coding known by any of names: the first entry naming it (or "*") has no
-// q=0.
-func acceptsCoding(ae string, names ...string) bool {
+// coding known by any of names: its codingQ is above 0.
+func acceptsCoding(ae string, names ...string) bool { return codingQ(ae, names...) > 0 }
+
+// codingQ returns the quality value (0 to 1) an Accept-Encoding value gives
+// a content coding known by any of names: the q of the first entry naming
+// it (or "*"), 1 when that entry has none, and 0 when no entry names it.
+func codingQ(ae string, names ...string) float64 {
 	for part := range strings.SplitSeq(ae, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
@@ -367,33 +444,35 @@ func acceptsCoding(ae string, names ...string) bool {
 				}
 			}
 		}
-		return q > 0
+		return q
 	}
-	return false
+	return 0
 }
 
-// gzipResponseWriter compresses the body once WriteHeader has decided to.
-type gzipResponseWriter struct {
+// compressResponseWriter compresses the body with its coding once
+// WriteHeader has decided to.
+type compressResponseWriter struct {
 	http.ResponseWriter
+	coding  *contentCoding
 	decided bool
-	gz      *gzip.Writer // nil unless compressing
+	enc     encoder // nil unless compressing
 }
 
-func (w *gzipResponseWriter) WriteHeader(code int) {
+func (w *compressResponseWriter) WriteHeader(code int) {
 	if !w.decided {
 		w.decided = true
 		if w.shouldCompress(code) {
 			h := w.Header()
 			h.Del(echo.HeaderContentLength)
-			h.Set(echo.HeaderContentEncoding, "gzip")
-			w.gz = gzipWriters.Get().(*gzip.Writer)
-			w.gz.Reset(w.ResponseWriter)
+			h.Set(echo.HeaderContentEncoding, w.coding.name)
+			w.enc = w.coding.encoders.Get().(encoder)
+			w.enc.Reset(w.ResponseWriter)
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *gzipResponseWriter) shouldCompress(code int) bool {
+func (w *compressResponseWriter) shouldCompress(code int) bool {
 	h := w.Header()
 	switch {
 	case code < 200, code == http.StatusNoContent, code == http.StatusNotModified, code == http.StatusPartialContent:
@@ -404,48 +483,49 @@ func (w *gzipResponseWriter) shouldCompress(code int) bool {
 		return false
 	}
 	if cl := h.Get(echo.HeaderContentLength); cl != "" {
-		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n < minGzipLength {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n < minCompressLength {
 			return false
 		}
 	}
 	return true
 }
 
-func (w *gzipResponseWriter) Write(b []byte) (int, error) {
+func (w *compressResponseWriter) Write(b []byte) (int, error) {
 	if !w.decided {
 		if w.Header().Get(echo.HeaderContentType) == "" {
 			w.Header().Set(echo.HeaderContentType, http.DetectContentType(b))
 		}
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.gz != nil {
-		return w.gz.Write(b)
+	if w.enc != nil {
+		return w.enc.Write(b)
 	}
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush sends what is compressed so far, for streamed responses.
-func (w *gzipResponseWriter) Flush() {
+func (w *compressResponseWriter) Flush() {
 	if !w.decided {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.gz != nil {
-		_ = w.gz.Flush()
+	if w.enc != nil {
+		_ = w.enc.Flush()
 	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
-func (w *gzipResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *compressResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// close finishes the gzip stream, if any, and returns the writer to the pool.
-func (w *gzipResponseWriter) close() error {
-	if w.gz == nil {
+// close ends the compressed stream, if any, and returns the encoder to its
+// pool.
+func (w *compressResponseWriter) close() error {
+	if w.enc == nil {
 		return nil
 	}
-	err := w.gz.Close()
-	w.gz.Reset(io.Discard)
-	gzipWriters.Put(w.gz)
-	w.gz = nil
+	err := w.enc.Close()
+	w.enc.Reset(io.Discard)
+	w.coding.encoders.Put(w.enc)
+	w.enc = nil
 	return err
 }

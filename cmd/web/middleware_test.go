@@ -5,14 +5,18 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/static"
@@ -157,6 +161,31 @@ func gunzip(t *testing.T, b []byte) []byte {
 	return out
 }
 
+func unbrotli(t *testing.T, b []byte) []byte {
+	t.Helper()
+	out, err := io.ReadAll(brotli.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		t.Fatalf("brotli: %v", err)
+	}
+	return out
+}
+
+// decodeBody returns b decoded from the content coding ce ("gzip", "br",
+// or "" for identity).
+func decodeBody(t *testing.T, ce string, b []byte) []byte {
+	t.Helper()
+	switch ce {
+	case "gzip":
+		return gunzip(t, b)
+	case "br":
+		return unbrotli(t, b)
+	case "":
+		return b
+	}
+	t.Fatalf("unexpected Content-Encoding %q", ce)
+	return nil
+}
+
 func hasVaryAcceptEncoding(h http.Header) bool {
 	for _, v := range h.Values(echo.HeaderVary) {
 		for f := range strings.SplitSeq(v, ",") {
@@ -168,34 +197,53 @@ func hasVaryAcceptEncoding(h http.Header) bool {
 	return false
 }
 
-func TestGzipOnTheRealServer(t *testing.T) {
+// TestCompressOnTheRealServer fetches pages, an API document and a static
+// asset with each coding and without: dynamic responses come in the coding
+// the client prefers, and decode to the plain body. The stylesheet has no
+// prebuilt brotli copy: it comes as its gzip copy to a client that accepts
+// gzip, and compressed on the fly to one that accepts only brotli.
+func TestCompressOnTheRealServer(t *testing.T) {
 	e := newServer(testConfig(t))
-	for _, target := range []string{"/static/css/app.css", "/", "/api/openapi.json", "/metrics"} {
-		t.Run(target, func(t *testing.T) {
-			plain := get(t, e, target)
-			zipped := get(t, e, target, "Accept-Encoding", "gzip, deflate, br")
-			if plain.Code != http.StatusOK || zipped.Code != http.StatusOK {
-				t.Fatalf("status: got %d and %d, want 200", plain.Code, zipped.Code)
-			}
-			if got := plain.Header().Get(echo.HeaderContentEncoding); got != "" {
-				t.Errorf("Content-Encoding without Accept-Encoding: %q", got)
-			}
-			if got := zipped.Header().Get(echo.HeaderContentEncoding); got != "gzip" {
-				t.Fatalf("Content-Encoding: got %q, want gzip", got)
-			}
-			if !hasVaryAcceptEncoding(zipped.Header()) || !hasVaryAcceptEncoding(plain.Header()) {
-				t.Errorf("Vary: got %q and %q, want Accept-Encoding", plain.Header().Values("Vary"), zipped.Header().Values("Vary"))
-			}
-			if zipped.Header().Get(echo.HeaderContentLength) != "" {
-				t.Errorf("Content-Length of the uncompressed body on a gzipped response")
-			}
-			if target == "/metrics" {
-				return // the figures move between two scrapes
-			}
-			if got := gunzip(t, zipped.Body.Bytes()); !bytes.Equal(got, plain.Body.Bytes()) {
-				t.Errorf("gunzipped body differs from the plain one (%d vs %d bytes)", len(got), plain.Body.Len())
-			}
-		})
+	for _, tt := range []struct {
+		accept  string
+		dynamic string // Content-Encoding of pages, JSON and metrics
+		static  string // of the stylesheet
+	}{
+		{"gzip, deflate", "gzip", "gzip"},
+		{"gzip, deflate, br", "br", "gzip"},
+		{"br", "br", "br"},
+	} {
+		for _, target := range []string{"/static/css/app.css", "/", "/api/openapi.json", "/metrics"} {
+			t.Run(tt.accept+" "+target, func(t *testing.T) {
+				want := tt.dynamic
+				if strings.HasPrefix(target, "/static/") {
+					want = tt.static
+				}
+				plain := get(t, e, target)
+				coded := get(t, e, target, "Accept-Encoding", tt.accept)
+				if plain.Code != http.StatusOK || coded.Code != http.StatusOK {
+					t.Fatalf("status: got %d and %d, want 200", plain.Code, coded.Code)
+				}
+				if got := plain.Header().Get(echo.HeaderContentEncoding); got != "" {
+					t.Errorf("Content-Encoding without Accept-Encoding: %q", got)
+				}
+				if got := coded.Header().Get(echo.HeaderContentEncoding); got != want {
+					t.Fatalf("Content-Encoding: got %q, want %q", got, want)
+				}
+				if !hasVaryAcceptEncoding(coded.Header()) || !hasVaryAcceptEncoding(plain.Header()) {
+					t.Errorf("Vary: got %q and %q, want Accept-Encoding", plain.Header().Values("Vary"), coded.Header().Values("Vary"))
+				}
+				if coded.Header().Get(echo.HeaderContentLength) != "" {
+					t.Errorf("Content-Length of the uncompressed body on a compressed response")
+				}
+				if target == "/metrics" {
+					return // the figures move between two scrapes
+				}
+				if got := decodeBody(t, want, coded.Body.Bytes()); !bytes.Equal(got, plain.Body.Bytes()) {
+					t.Errorf("decoded body differs from the plain one (%d vs %d bytes)", len(got), plain.Body.Len())
+				}
+			})
+		}
 	}
 }
 
@@ -219,7 +267,7 @@ func TestGzipLeavesRangesAndErrorsAlone(t *testing.T) {
 }
 
 // TestCompress drives the middleware alone, with handlers for the cases the
-// real routes do not have (yet).
+// real routes do not have (yet), under each coding.
 func TestCompress(t *testing.T) {
 	big := strings.Repeat("ratelab ", 200)
 	e := echo.New()
@@ -235,7 +283,26 @@ func TestCompress(t *testing.T) {
 		c.Response().Header().Set(echo.HeaderContentLength, "2")
 		return c.String(http.StatusOK, "ok")
 	})
+	e.GET("/long", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(big)))
+		return c.String(http.StatusOK, big)
+	})
 	e.GET("/empty", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	e.GET("/notmodified", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(http.StatusNotModified)
+	})
+	e.GET("/partial", func(c echo.Context) error {
+		return c.Blob(http.StatusPartialContent, echo.MIMETextPlainCharsetUTF8, []byte(big))
+	})
+	e.GET("/ranged", func(c echo.Context) error {
+		c.Response().Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", len(big)-1, 2*len(big)))
+		return c.String(http.StatusOK, big)
+	})
+	e.GET("/encoded", func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentEncoding, "zstd")
+		return c.String(http.StatusOK, big)
+	})
 	e.GET("/error", func(c echo.Context) error { return errors.New("boom") })
 	e.GET("/stream", func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextPlain)
@@ -251,14 +318,19 @@ func TestCompress(t *testing.T) {
 	tests := []struct {
 		method, path string
 		wantCode     int
-		wantGzip     bool
+		wantCoded    bool // sent in the request's coding, else as is
 	}{
 		{http.MethodGet, "/html", http.StatusOK, true},
 		{http.MethodHead, "/html", http.StatusOK, false},
 		{http.MethodGet, "/png", http.StatusOK, false},
 		{http.MethodGet, "/svg", http.StatusOK, true},
 		{http.MethodGet, "/short", http.StatusOK, false},
+		{http.MethodGet, "/long", http.StatusOK, true},
 		{http.MethodGet, "/empty", http.StatusNoContent, false},
+		{http.MethodGet, "/notmodified", http.StatusNotModified, false},
+		{http.MethodGet, "/partial", http.StatusPartialContent, false},
+		{http.MethodGet, "/ranged", http.StatusOK, false},
+		{http.MethodGet, "/encoded", http.StatusOK, false},
 		{http.MethodGet, "/error", http.StatusInternalServerError, false},
 		{http.MethodGet, "/stream", http.StatusOK, true},
 		// Echo writes the status before the body, so a type sniffed
@@ -266,27 +338,194 @@ func TestCompress(t *testing.T) {
 		// set one.
 		{http.MethodGet, "/sniffed", http.StatusOK, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, tt.path, nil)
-			req.Header.Set("Accept-Encoding", "gzip")
-			rec := httptest.NewRecorder()
-			e.ServeHTTP(rec, req)
-			if rec.Code != tt.wantCode {
-				t.Fatalf("status: got %d, want %d", rec.Code, tt.wantCode)
-			}
-			gotGzip := rec.Header().Get(echo.HeaderContentEncoding) == "gzip"
-			if gotGzip != tt.wantGzip {
-				t.Fatalf("gzipped: got %v, want %v", gotGzip, tt.wantGzip)
+	for _, coding := range []string{"gzip", "br"} {
+		for _, tt := range tests {
+			t.Run(coding+" "+tt.method+" "+tt.path, func(t *testing.T) {
+				req := httptest.NewRequest(tt.method, tt.path, nil)
+				req.Header.Set("Accept-Encoding", coding)
+				rec := httptest.NewRecorder()
+				e.ServeHTTP(rec, req)
+				if rec.Code != tt.wantCode {
+					t.Fatalf("status: got %d, want %d", rec.Code, tt.wantCode)
+				}
+				want := ""
+				switch {
+				case tt.wantCoded:
+					want = coding
+				case tt.path == "/encoded":
+					want = "zstd"
+				}
+				ce := rec.Header().Get(echo.HeaderContentEncoding)
+				if ce != want {
+					t.Fatalf("Content-Encoding: got %q, want %q", ce, want)
+				}
+				if !hasVaryAcceptEncoding(rec.Header()) {
+					t.Errorf("no Vary: Accept-Encoding")
+				}
+				if tt.wantCoded && rec.Header().Get(echo.HeaderContentLength) != "" {
+					t.Errorf("Content-Length %q of the uncompressed body on a compressed response", rec.Header().Get(echo.HeaderContentLength))
+				}
+				wantBody := big
+				switch {
+				case tt.method == http.MethodHead, tt.wantCode == http.StatusNoContent, tt.wantCode == http.StatusNotModified:
+					wantBody = ""
+				case tt.path == "/short":
+					wantBody = "ok"
+				case tt.path == "/error":
+					wantBody = rec.Body.String() // the error handler's own text
+					if !strings.Contains(wantBody, "Internal Server Error") {
+						t.Errorf("error body %q, want a plain Internal Server Error", wantBody)
+					}
+				case tt.path == "/sniffed":
+					wantBody = "<!DOCTYPE html><p>" + big
+				}
+				if ce == "zstd" {
+					ce = "" // the handler's own bytes, sent as they are
+				}
+				if got := string(decodeBody(t, ce, rec.Body.Bytes())); got != wantBody {
+					t.Errorf("decoded body: got %d bytes, want %d", len(got), len(wantBody))
+				}
+			})
+		}
+	}
+}
+
+// TestAcceptEncodingNegotiation sends a compressible body to clients with
+// various Accept-Encoding values: brotli wins unless the client gives gzip
+// a strictly higher q; q=0 refuses a coding, "*" admits any.
+func TestAcceptEncodingNegotiation(t *testing.T) {
+	big := strings.Repeat("ratelab ", 200)
+	e := echo.New()
+	e.Use(compress())
+	e.GET("/", func(c echo.Context) error { return c.HTML(http.StatusOK, big) })
+	for _, tt := range []struct {
+		accept string
+		want   string // Content-Encoding, "" for identity
+	}{
+		{"", ""},
+		{"identity", ""},
+		{"deflate, zstd", ""},
+		{"br", "br"},
+		{"BR", "br"},
+		{"gzip", "gzip"},
+		{"x-gzip", "gzip"},
+		{"gzip, br", "br"},
+		{"br, gzip", "br"},
+		{"gzip, deflate, br, zstd", "br"},
+		{"gzip;q=0.5, br;q=0.5", "br"},
+		{"gzip;q=1.0, br;q=0.9", "gzip"},
+		{"br;q=0.8, gzip;q=0.7", "br"},
+		{"gzip, br;q=0.5", "gzip"},
+		{"br;q=0, gzip", "gzip"},
+		{"br;q=0", ""},
+		{"gzip;q=0, br", "br"},
+		{"gzip;q=0, br;q=0", ""},
+		{"*", "br"},
+		{"*;q=0", ""},
+		{"gzip, *;q=0.5", "gzip"},
+		{"br;q=0, *", "gzip"},
+		{"identity, *;q=0", ""},
+	} {
+		t.Run(tt.accept, func(t *testing.T) {
+			rec := get(t, e, "/", "Accept-Encoding", tt.accept)
+			ce := rec.Header().Get(echo.HeaderContentEncoding)
+			if ce != tt.want {
+				t.Fatalf("Accept-Encoding %q: Content-Encoding %q, want %q", tt.accept, ce, tt.want)
 			}
 			if !hasVaryAcceptEncoding(rec.Header()) {
 				t.Errorf("no Vary: Accept-Encoding")
 			}
-			if gotGzip && !strings.Contains(string(gunzip(t, rec.Body.Bytes())), big) {
-				t.Errorf("gunzipped body lacks the content")
+			if got := string(decodeBody(t, ce, rec.Body.Bytes())); got != big {
+				t.Errorf("decoded body: got %d bytes, want the %d of the page", len(got), len(big))
 			}
-			if tt.path == "/error" && strings.Contains(rec.Body.String(), "\x1f\x8b") {
-				t.Errorf("error body is gzipped")
+		})
+	}
+}
+
+// TestCompressFlushStreams serves a handler that flushes a first part and
+// then waits for the client to have read it before it writes the rest: each
+// coding must send the first part through a real connection while the
+// handler still runs. The handler also sets a write deadline, which
+// reaches the connection only through the writer's Unwrap.
+func TestCompressFlushStreams(t *testing.T) {
+	const timeout = 10 * time.Second
+	first, rest := strings.Repeat("first ", 200), strings.Repeat("rest ", 200)
+	for _, coding := range []string{"gzip", "br"} {
+		t.Run(coding, func(t *testing.T) {
+			read := make(chan struct{}) // closed once the client has the first part
+			handlerErr := make(chan error, 1)
+			e := echo.New()
+			e.Use(compress())
+			stream := func(c echo.Context) error {
+				rc := http.NewResponseController(c.Response().Writer)
+				if err := rc.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+					return fmt.Errorf("SetWriteDeadline: %w", err)
+				}
+				c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextPlainCharsetUTF8)
+				c.Response().WriteHeader(http.StatusOK)
+				if _, err := io.WriteString(c.Response(), first); err != nil {
+					return err
+				}
+				if err := rc.Flush(); err != nil {
+					return fmt.Errorf("Flush: %w", err)
+				}
+				select {
+				case <-read:
+				case <-time.After(timeout):
+					return errors.New("the client never got the flushed part")
+				}
+				_, err := io.WriteString(c.Response(), rest)
+				return err
+			}
+			e.GET("/stream", func(c echo.Context) error {
+				err := stream(c)
+				handlerErr <- err
+				return err
+			})
+			srv := httptest.NewServer(e)
+			defer srv.Close()
+			client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableCompression: true}}
+			defer client.CloseIdleConnections()
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/stream", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept-Encoding", coding)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if ce := resp.Header.Get("Content-Encoding"); resp.StatusCode != http.StatusOK || ce != coding {
+				select {
+				case err := <-handlerErr:
+					t.Errorf("handler: %v", err)
+				case <-time.After(timeout):
+				}
+				t.Fatalf("status %d, Content-Encoding %q; want 200 %s", resp.StatusCode, ce, coding)
+			}
+			var body io.Reader
+			if coding == "br" {
+				body = brotli.NewReader(resp.Body)
+			} else if body, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(first))
+			if n, err := io.ReadFull(body, got); err != nil || string(got) != first {
+				t.Fatalf("first part: read %d bytes (%v), want the %d bytes flushed", n, err, len(first))
+			}
+			close(read)
+			tail, err := io.ReadAll(body)
+			if err != nil || string(tail) != rest {
+				t.Errorf("rest: %d bytes (%v), want %d", len(tail), err, len(rest))
+			}
+			select {
+			case err := <-handlerErr:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(timeout):
+				t.Error("the handler did not finish")
 			}
 		})
 	}
@@ -542,4 +781,51 @@ func BenchmarkStaticEcharts(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// BenchmarkCompressPage sends the designer page (its HTML as / renders it,
+// about 350 KB) through compress to a client that accepts only gzip and to
+// one that accepts brotli, side by side: the cost per page of each coding,
+// with pooled encoders, and the bytes it sends (out-bytes).
+func BenchmarkCompressPage(b *testing.B) {
+	page := httptest.NewRecorder()
+	newServer(config{}).ServeHTTP(page, httptest.NewRequest(http.MethodGet, "/", nil))
+	if page.Code != http.StatusOK || page.Body.Len() < 100_000 {
+		b.Fatalf("/: status %d, %d bytes", page.Code, page.Body.Len())
+	}
+	html := page.Body.Bytes()
+	e := echo.New()
+	e.Use(compress())
+	e.GET("/", func(c echo.Context) error { return c.HTMLBlob(http.StatusOK, html) })
+	for _, coding := range []string{"gzip", "br"} {
+		b.Run(coding, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Header.Set("Accept-Encoding", coding)
+			w := &countingResponseWriter{header: http.Header{}}
+			b.SetBytes(int64(len(html)))
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.header)
+				w.n = 0
+				e.ServeHTTP(w, req)
+				if ce := w.header.Get(echo.HeaderContentEncoding); ce != coding {
+					b.Fatalf("Content-Encoding %q, want %q", ce, coding)
+				}
+			}
+			b.ReportMetric(float64(w.n), "out-bytes")
+		})
+	}
+}
+
+// countingResponseWriter discards a response and counts its body bytes.
+type countingResponseWriter struct {
+	header http.Header
+	n      int
+}
+
+func (w *countingResponseWriter) Header() http.Header { return w.header }
+func (w *countingResponseWriter) WriteHeader(int)     {}
+func (w *countingResponseWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
 }
