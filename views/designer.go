@@ -128,6 +128,23 @@ func (f FormView) Messages() []Field {
 	return out
 }
 
+// MessageText is the field's message: its error, else its note.
+func (f Field) MessageText() string {
+	if f.Error != "" {
+		return f.Error
+	}
+	return f.Note
+}
+
+// messageClass is the class of the field's message element: a note
+// (not an error) is styled apart.
+func (f Field) messageClass() string {
+	if f.Error == "" && f.Note != "" {
+		return "field-msg field-note"
+	}
+	return "field-msg"
+}
+
 // MessageID is the id of the element that shows the field's message.
 func (f Field) MessageID() string { return "msg-" + strings.TrimPrefix(f.ID, "f-") }
 
@@ -185,6 +202,10 @@ type ResultsView struct {
 	// Docs are texts for the API's documentation: the consumer-facing
 	// limits section and the OpenAPI fragment.
 	Docs []DocSnippet
+	// DeferTables puts each chart's data table in a <template> that the
+	// page's script fills in when its panel opens: set for the results
+	// htmx swaps in, never for a page.
+	DeferTables bool
 }
 
 // DocSnippet is one text for API documentation, copyable and

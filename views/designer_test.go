@@ -246,9 +246,10 @@ func TestResultsUpdateSwapsMessagesOutOfBand(t *testing.T) {
 	if n := doc.Find("html > body > form, [data-testid=designer]").Length(); n != 0 {
 		t.Error("the fragment holds the page")
 	}
-	oob := doc.Find(`[hx-swap-oob="true"]`)
+	// The messages travel in one carrier swapped out of band.
+	oob := doc.Find(`#field-messages[hx-swap-oob="true"] [data-msg-for]`)
 	ids := map[string]string{}
-	oob.Each(func(_ int, s *goquery.Selection) { ids[s.AttrOr("id", "")] = s.Text() })
+	oob.Each(func(_ int, s *goquery.Selection) { ids[s.AttrOr("data-msg-for", "")] = s.Text() })
 	if ids["msg-capacity"] != "capacity: bad" {
 		t.Errorf("capacity message out of band: got %q", ids["msg-capacity"])
 	}

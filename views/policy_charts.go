@@ -194,8 +194,12 @@ func PolicyTimeline(classes []TimelineClass, shown, total int) Chart {
 			r.points[k][1] = float64(i) // the row, as the category axis counts
 			data[k] = opts.ScatterData{Value: &r.points[k]}
 		}
+		// Large mode draws a row's points as one path: the timeline is
+		// the first chart an update draws, and thousands of separate
+		// symbols took it tens of milliseconds.
 		c.AddSeries(r.name, data,
 			charts.WithScatterChartOpts(opts.ScatterChart{Symbol: r.symbol, SymbolSize: 6}),
+			func(s *charts.SingleSeries) { s.Large, s.LargeThreshold = opts.Bool(true), 200 },
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: r.color}))
 		table.Rows = append(table.Rows, []string{r.name, strconv.Itoa(len(r.points)), format(r.points[0][0]), format(r.points[len(r.points)-1][0])})
 		styles = append(styles, SeriesStyle{Name: r.name, Color: r.color})

@@ -112,6 +112,9 @@ func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(
 		return err
 	}
 	v.Results.Base = base
+	// Only script swaps in the results fragment, so its tables can wait
+	// in templates until their panels open.
+	v.Results.DeferTables = kind == "results"
 	r := rendered{contentType: echo.MIMETextHTMLCharsetUTF8}
 	if push {
 		r.pushURL = pushURL(v.Results.Query)

@@ -147,7 +147,7 @@ func TestResultsFragment(t *testing.T) {
 	if n := testid(frag, "results").Length(); n != 1 {
 		t.Fatalf("results: got %d", n)
 	}
-	if frag.Find(`#msg-capacity[hx-swap-oob="true"]`).Length() != 1 {
+	if frag.Find(`#field-messages[hx-swap-oob="true"] [data-msg-for="msg-capacity"]`).Length() != 1 {
 		t.Error("no out-of-band message for capacity")
 	}
 

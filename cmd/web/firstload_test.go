@@ -17,10 +17,12 @@ import (
 // bytes. Current browsers accept brotli over HTTPS and get the page and the
 // vendored scripts as brotli; one that accepts only gzip gets about 18 %
 // more (echarts: 173 KB gzip, 146 KB brotli; the page: 35 KB gzip, 28 KB
-// brotli), so its budget is a ceiling against growth rather than the goal.
+// brotli), so its budget is a ceiling against growth rather than the goal
+// (raised from 230 000 when the page gained the request timeline and the
+// load chart: 235 168 then).
 const (
 	firstLoadBudget     = 200_000
-	firstLoadGzipBudget = 230_000
+	firstLoadGzipBudget = 240_000
 )
 
 // TestFirstLoadIsLight fetches / from the real server as a browser with

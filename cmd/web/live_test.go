@@ -51,7 +51,7 @@ func TestResultsWithProblems(t *testing.T) {
 	if f, _ := note.Find(`[data-testid="problem"]`).Attr("data-field"); f != "capacity" {
 		t.Errorf("stale note's problem on %q; want capacity", f)
 	}
-	if msg := doc.Find(`#msg-capacity[hx-swap-oob="true"]`).Text(); !strings.HasPrefix(strings.TrimSpace(msg), "capacity") {
+	if msg := doc.Find(`#field-messages[hx-swap-oob="true"] [data-msg-for="msg-capacity"]`).Text(); !strings.HasPrefix(strings.TrimSpace(msg), "capacity") {
 		t.Errorf("capacity message %q; want the capacity's problem, out of band", msg)
 	}
 

@@ -1,8 +1,9 @@
 // charts.js draws ratelab's charts. The page carries each chart's echarts
 // option as JSON data in a data-chart-option attribute (built in Go, see
 // views/charts.go); this script is the only code that reads it. It draws
-// every chart when the page loads, disposes the charts htmx is about to
-// replace, and draws the new ones after each swap. Charts follow the
+// the charts when the page loads and after each htmx swap (those near the
+// viewport at once, the rest when the browser is idle), and disposes the
+// charts htmx is about to replace. Charts follow the
 // reader's colour scheme unless data-chart-theme fixes one, and are drawn
 // again when the scheme changes. No inline script or
 // style is involved, so the page's Content-Security-Policy
@@ -33,34 +34,95 @@
     return theme === null || theme === "" || theme === "auto";
   }
 
-  // draw initialises the charts under root that are not drawn yet, dark
-  // when their data-chart-theme is "dark", or when it follows the reader's
-  // scheme and that is dark. Series carry their own colours (the same in
-  // both themes); the dark theme draws the axes, labels and legend light
-  // on the page's dark background.
+  // drawOne initialises the chart of el, dark when its data-chart-theme
+  // is "dark", or when it follows the reader's scheme and that is dark.
+  // Series carry their own colours (the same in both themes); the dark
+  // theme draws the axes, labels and legend light on the page's dark
+  // background.
+  function drawOne(el) {
+    if (!el.isConnected || echarts.getInstanceByDom(el)) {
+      return;
+    }
+    var option;
+    try {
+      option = JSON.parse(el.getAttribute("data-chart-option"));
+    } catch (err) {
+      return;
+    }
+    var dark = el.getAttribute("data-chart-theme") === "dark" || (follows(el) && scheme !== null && scheme.matches);
+    var chart = echarts.init(el, dark ? "dark" : null, { renderer: "canvas" });
+    if (dark) {
+      option.backgroundColor = "transparent"; // the page's background shows
+    }
+    chart.setOption(option);
+    el.setAttribute("data-chart-theme-used", dark ? "dark" : "light");
+    el.setAttribute("data-chart-drawn", "true");
+  }
+
+  // near reports whether el shows in the viewport, or within a quarter
+  // of a screen of it.
+  function near(el) {
+    var r = el.getBoundingClientRect();
+    var h = window.innerHeight || document.documentElement.clientHeight;
+    return r.bottom > -h / 4 && r.top < 1.25 * h;
+  }
+
+  // drawn tells tests and other scripts that charts went up, and how many
+  // wait to be drawn.
+  function drawn() {
+    document.dispatchEvent(new CustomEvent("ratelab:drawn", { detail: { pending: queue.length } }));
+  }
+
+  // The charts waiting to be drawn, far from the viewport, one at a time
+  // when the browser is idle, so an update shows the charts in view
+  // without waiting for the others and typing stays responsive.
+  var queue = [];
+  var scheduled = false;
+  var idle = window.requestIdleCallback || function (fn) {
+    return window.setTimeout(fn, 16);
+  };
+
+  function drainLater() {
+    if (scheduled || queue.length === 0) {
+      return;
+    }
+    scheduled = true;
+    idle(function () {
+      scheduled = false;
+      var el = queue.shift();
+      if (el) {
+        drawOne(el);
+        drawn();
+      }
+      drainLater();
+    });
+  }
+
+  // draw draws the charts under root that are not drawn yet: those near
+  // the viewport at once, the others queued for idle time.
   function draw(root) {
     if (typeof echarts === "undefined") {
       return; // the data tables carry the numbers
     }
-    each(root, function (el) {
-      if (echarts.getInstanceByDom(el)) {
-        return;
-      }
-      var option;
-      try {
-        option = JSON.parse(el.getAttribute("data-chart-option"));
-      } catch (err) {
-        return;
-      }
-      var dark = el.getAttribute("data-chart-theme") === "dark" || (follows(el) && scheme !== null && scheme.matches);
-      var chart = echarts.init(el, dark ? "dark" : null, { renderer: "canvas" });
-      if (dark) {
-        option.backgroundColor = "transparent"; // the page's background shows
-      }
-      chart.setOption(option);
-      el.setAttribute("data-chart-theme-used", dark ? "dark" : "light");
-      el.setAttribute("data-chart-drawn", "true");
+    var now = [];
+    queue = queue.filter(function (el) {
+      return el.isConnected;
     });
+    each(root, function (el) {
+      if (echarts.getInstanceByDom(el) || queue.indexOf(el) >= 0) {
+        return;
+      }
+      if (near(el)) {
+        now.push(el);
+      } else {
+        queue.push(el);
+      }
+    });
+    now.forEach(drawOne);
+    if (now.length > 0) {
+      drawn();
+    }
+    drainLater();
   }
 
   // redrawFollowing draws again, in the new scheme, every chart that
@@ -109,10 +171,23 @@
   document.addEventListener("htmx:beforeSwap", function (evt) {
     dispose(evt.detail && evt.detail.target);
   });
+  // One response swaps the results and, out of band, every field's
+  // message: htmx fires afterSwap for each. The charts are drawn once,
+  // after the last swap of the task (a microtask runs when the response's
+  // handling returns), not once per swap, each of which would lay the page
+  // out again. With an outerHTML swap the event's target is the element
+  // that was replaced, so the whole document is looked at; drawn charts
+  // are skipped.
+  var pendingDraw = false;
   document.addEventListener("htmx:afterSwap", function () {
-    // With an outerHTML swap the event's target is the element that was
-    // replaced, so look at the whole document; drawn charts are skipped.
-    draw(document);
+    if (pendingDraw) {
+      return;
+    }
+    pendingDraw = true;
+    Promise.resolve().then(function () {
+      pendingDraw = false;
+      draw(document);
+    });
   });
   document.addEventListener("htmx:historyRestore", function () {
     draw(document);
@@ -121,6 +196,19 @@
   document.addEventListener("ratelab:swapped", function () {
     draw(document);
   });
+
+  // A data table htmx swapped in waits in a <template> until its panel
+  // opens (the toggle event does not bubble, so it is caught on the way
+  // down).
+  document.addEventListener("toggle", function (evt) {
+    var d = evt.target;
+    if (!d || d.tagName !== "DETAILS" || !d.open) {
+      return;
+    }
+    Array.prototype.forEach.call(d.querySelectorAll("template[data-deferred-table]"), function (tpl) {
+      tpl.replaceWith(tpl.content);
+    });
+  }, true);
 
   if (scheme !== null) {
     if (scheme.addEventListener) {

@@ -1,5 +1,6 @@
 // live.js keeps the designer steady while htmx swaps its results as the
-// reader types: the <details> panels in the results (data tables, "why?",
+// reader types: each field's message arrives with the results and is put
+// beside its field; the <details> panels in the results (data tables, "why?",
 // "Use in docs") stay open or closed as the reader left them (each carries
 // a stable id), the window keeps its scroll position, and while the design
 // has problems the results are marked stale (the server then answers with
@@ -55,11 +56,47 @@
     });
     saved = { open: open, x: window.scrollX, y: window.scrollY };
   });
-  document.addEventListener("htmx:afterSwap", function () {
-    restore();
-    mark();
-  });
-  document.addEventListener("htmx:oobAfterSwap", mark);
+  // messages copies each field's message from the carrier the server
+  // swapped in (#field-messages, one <p data-msg-for> per field) into the
+  // element beside the field, touching only those that changed, and
+  // empties the carrier.
+  function messages() {
+    var carrier = document.getElementById("field-messages");
+    if (!carrier || carrier.children.length === 0) {
+      return;
+    }
+    Array.prototype.forEach.call(carrier.children, function (m) {
+      var el = document.getElementById(m.getAttribute("data-msg-for"));
+      if (!el) {
+        return;
+      }
+      if (el.textContent !== m.textContent) {
+        el.textContent = m.textContent;
+      }
+      if (el.className !== m.className) {
+        el.className = m.className;
+      }
+    });
+    carrier.textContent = "";
+  }
+
+  // A response swaps the results and, out of band, the messages and the
+  // stale note, each with its own afterSwap: act once, after the last.
+  var pending = false;
+  function afterSwaps() {
+    if (pending) {
+      return;
+    }
+    pending = true;
+    Promise.resolve().then(function () {
+      pending = false;
+      messages();
+      restore();
+      mark();
+    });
+  }
+  document.addEventListener("htmx:afterSwap", afterSwaps);
+  document.addEventListener("htmx:oobAfterSwap", afterSwaps);
   document.addEventListener("htmx:afterSettle", function () {
     restore();
     saved = null;
