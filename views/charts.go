@@ -334,12 +334,7 @@ func (l lines) chart(id, title, caption string) Chart {
 		}
 	}
 	c.Validate()
-	option := c.JSON()
-	// Echarts' default HTML tooltip injects inline styles, which the
-	// Content-Security-Policy forbids; rich text draws on the canvas.
-	option["tooltip"] = map[string]any{"show": true, "trigger": "axis", "renderMode": "richText"}
-	option["aria"] = map[string]any{"enabled": true}
-	delete(option, "title") // the page shows the title as a heading
+	option := pageOption(c.JSON(), "axis")
 	if stacked {
 		l.stack(option, height)
 	} else {
@@ -349,13 +344,31 @@ func (l lines) chart(id, title, caption string) Chart {
 		// left edge.
 		option["yAxis"] = []map[string]any{{"type": "value", "name": l.yName, "nameTextStyle": map[string]any{"align": "left"}}}
 	}
-	ch := Chart{ID: id, Title: title, Caption: caption, Table: table, YName: l.yName, Series: styles, Lanes: laneNames, Height: height}
-	// Options hold finite numbers and fixed strings, so this cannot fail;
-	// if it did, the page would show the table without the chart.
-	if b, err := json.Marshal(option); err == nil {
-		ch.Option = string(b)
+	return Chart{ID: id, Title: title, Caption: caption, Option: encodeOption(option), Table: table,
+		YName: l.yName, Series: styles, Lanes: laneNames, Height: height}
+}
+
+// pageOption makes a go-echarts option fit the page: a tooltip on trigger
+// ("axis" or "item") drawn as rich text (echarts' default HTML tooltip
+// injects inline styles, which the Content-Security-Policy forbids),
+// generated descriptions for screen readers, and no title (the page shows
+// it as a heading).
+func pageOption(option map[string]any, trigger string) map[string]any {
+	option["tooltip"] = map[string]any{"show": true, "trigger": trigger, "renderMode": "richText"}
+	option["aria"] = map[string]any{"enabled": true}
+	delete(option, "title")
+	return option
+}
+
+// encodeOption is option as JSON. Options hold finite numbers and fixed
+// strings, so this cannot fail; if it did, the page would show the table
+// without the chart ("").
+func encodeOption(option map[string]any) string {
+	b, err := json.Marshal(option)
+	if err != nil {
+		return ""
 	}
-	return ch
+	return string(b)
 }
 
 // stack lays option out as l's lanes, top to bottom, for a chart height

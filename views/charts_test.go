@@ -16,15 +16,18 @@ import (
 	"github.com/ratelab/ratelab/static"
 )
 
+// optionSeries is the part of an option's series the tests read.
+type optionSeries struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Data []struct {
+		Value [2]float64 `json:"value"`
+	} `json:"data"`
+}
+
 // option is the part of an echarts option the tests read.
 type option struct {
-	Series []struct {
-		Name string `json:"name"`
-		Type string `json:"type"`
-		Data []struct {
-			Value [2]float64 `json:"value"`
-		} `json:"data"`
-	} `json:"series"`
+	Series  []optionSeries   `json:"series"`
 	XAxis   []map[string]any `json:"xAxis"`
 	Tooltip map[string]any   `json:"tooltip"`
 }
@@ -210,15 +213,7 @@ func checkTableMatchesOption(t *testing.T, c Chart) {
 	// points in each lane.
 	unique := o.Series[:0:0]
 	for _, s := range o.Series {
-		k := slices.IndexFunc(unique, func(u struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-			Data []struct {
-				Value [2]float64 `json:"value"`
-			} `json:"data"`
-		}) bool {
-			return u.Name == s.Name
-		})
+		k := slices.IndexFunc(unique, func(u optionSeries) bool { return u.Name == s.Name })
 		if k < 0 {
 			unique = append(unique, s)
 			continue

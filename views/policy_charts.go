@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -205,10 +204,7 @@ func PolicyTimeline(classes []TimelineClass, shown, total int) Chart {
 		styles = append(styles, SeriesStyle{Name: r.name, Color: r.color})
 	}
 	c.Validate()
-	option := c.JSON()
-	delete(option, "title")
-	option["tooltip"] = map[string]any{"show": true, "trigger": "item", "renderMode": "richText"}
-	option["aria"] = map[string]any{"enabled": true}
+	option := pageOption(c.JSON(), "item")
 	option["grid"] = []map[string]any{{"left": "3%", "right": "4%", "top": rowsTop, "bottom": laneAxis, "containLabel": true}}
 	option["xAxis"] = []map[string]any{{"type": "value", "name": "time (s)", "nameLocation": "middle", "nameGap": 25, "min": 0}}
 	option["yAxis"] = []map[string]any{{"type": "category", "data": names, "inverse": true,
@@ -218,12 +214,8 @@ func PolicyTimeline(classes []TimelineClass, shown, total int) Chart {
 		caption += fmt.Sprintf(" The first %d of the pattern's %d requests.", shown, total)
 	}
 	n := min(max(len(names), 1), MaxLanes) // more rows share the tallest box
-	ch := Chart{ID: ChartPolicyTimeline, Title: "Your policy: every request", Caption: caption, Table: table,
-		YName: "class · outcome", Series: styles, Height: RowsHeight(n), heightClass: "rows-" + strconv.Itoa(n)}
-	if b, err := json.Marshal(option); err == nil {
-		ch.Option = string(b)
-	}
-	return ch
+	return Chart{ID: ChartPolicyTimeline, Title: "Your policy: every request", Caption: caption, Option: encodeOption(option),
+		Table: table, YName: "class · outcome", Series: styles, Height: RowsHeight(n), heightClass: "rows-" + strconv.Itoa(n)}
 }
 
 // ChartPolicyLoad is the backend's load against its capacity.
