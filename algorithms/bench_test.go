@@ -20,38 +20,118 @@ const (
 	benchGap   = 1370 * time.Microsecond
 )
 
+// benchKeyCounts are the key counts of BenchmarkDecide: one key (the
+// cached-last-key path), 10 000 keys (the state fits the caches) and 1 M keys
+// (it does not).
+var benchKeyCounts = []struct {
+	name string
+	n    int
+}{{"1key", 1}, {"10000keys", 10_000}, {"1Mkeys", 1_000_000}}
+
+// benchNames returns the keys "client-1" … "client-n".
+func benchNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "client-" + strconv.Itoa(i+1)
+	}
+	return names
+}
+
+// benchStream yields BenchmarkDecide's arrivals: the keys round-robin,
+// arrival i at ⌊i·benchGap/len(names)⌋, without a division per arrival.
+type benchStream struct {
+	i   int           // index into names of the next arrival
+	at  time.Duration // its time
+	acc int64         // i·benchGap mod len(names), the fraction at dropped
+}
+
+func (s *benchStream) arrival(names []string) (string, time.Duration) {
+	key, at := names[s.i], s.at
+	n := int64(len(names))
+	if s.i++; s.i == len(names) {
+		s.i = 0
+	}
+	s.at += time.Duration(int64(benchGap) / n)
+	if s.acc += int64(benchGap) % n; s.acc >= n {
+		s.at++
+		s.acc -= n
+	}
+	return key, at
+}
+
+// benchWarmup is how many arrivals run before the timer: 1000 rounds of
+// the keys (1.37 s, past the burst and the first window) up to 10 000
+// keys, two rounds of more.
+func benchWarmup(keys int) int {
+	if keys > 10_000 {
+		return 2 * keys
+	}
+	return 1000 * keys
+}
+
 // BenchmarkDecide compares one decision of each algorithm with
-// x/time/rate's AllowN on the same rate, burst and arrival times. Run:
+// x/time/rate's AllowN (one *rate.Limiter per key in a
+// map[string]*rate.Limiter) on the same rate, burst, keys and arrival times,
+// at 1, 10 000 and 1 M keys. Arrivals visit the keys round-robin, each key
+// one request every 1.37 ms, so every decision looks up an existing key:
+// before the timer starts, benchWarmup rounds create the keys and, up to
+// 10 000 keys, bring every one to its steady state (the burst spent, the
+// window full, about a third rejected); 1 M keys are measured in their
+// first seconds, still within the burst. Run:
 //
-//	go test -run '^$' -bench Decide -benchmem ./algorithms
+//	go test -run '^$' -bench Decide -benchmem -count 5 ./algorithms
 func BenchmarkDecide(b *testing.B) {
-	b.Run("x-time-rate", func(b *testing.B) {
-		lim := rate.NewLimiter(benchRate, benchBurst)
-		start := time.Unix(1_700_000_000, 0)
-		b.ReportAllocs()
-		allowed := 0
-		for i := 0; b.Loop(); i++ {
-			if lim.AllowN(start.Add(time.Duration(i)*benchGap), 1) {
-				allowed++
+	for _, kc := range benchKeyCounts {
+		names := benchNames(kc.n)
+		b.Run(kc.name+"/x-time-rate", func(b *testing.B) {
+			lims := make(map[string]*rate.Limiter)
+			start := time.Unix(1_700_000_000, 0)
+			var next benchStream
+			allow := func() bool {
+				key, at := next.arrival(names)
+				lim := lims[key]
+				if lim == nil {
+					lim = rate.NewLimiter(benchRate, benchBurst)
+					lims[key] = lim
+				}
+				return lim.AllowN(start.Add(at), 1)
 			}
-		}
-		b.ReportMetric(float64(allowed)/float64(b.N), "admitted/op")
-	})
-	for _, spec := range benchSpecs() {
-		b.Run(string(spec.Algorithm), func(b *testing.B) {
-			lim, err := algorithms.New(spec)
-			if err != nil {
-				b.Fatal(err)
+			for range benchWarmup(len(names)) {
+				allow()
 			}
 			b.ReportAllocs()
-			allowed := 0
-			for i := 0; b.Loop(); i++ {
-				if lim.Allow("client-1", time.Duration(i)*benchGap, 1).Allowed {
+			allowed, cpu := 0, cpuTime()
+			for b.Loop() {
+				if allow() {
 					allowed++
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(allowed)/float64(b.N), "admitted/op")
 		})
+		for _, spec := range benchSpecs() {
+			b.Run(kc.name+"/"+string(spec.Algorithm), func(b *testing.B) {
+				lim, err := algorithms.New(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var next benchStream
+				for range benchWarmup(len(names)) {
+					key, at := next.arrival(names)
+					lim.Allow(key, at, 1)
+				}
+				b.ReportAllocs()
+				allowed, cpu := 0, cpuTime()
+				for b.Loop() {
+					key, at := next.arrival(names)
+					if lim.Allow(key, at, 1).Allowed {
+						allowed++
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(allowed)/float64(b.N), "admitted/op")
+			})
+		}
 	}
 }
 
@@ -84,7 +164,8 @@ func steadyArrivals(n, keys int) []algorithms.Arrival {
 
 // BenchmarkSimulate reports ns per arrival of Simulate beside the bare
 // decisions on the same arrivals (a loop calling Allow), for one key over
-// 10 million arrivals and 10 000 keys over 1 million. Run:
+// 10 million arrivals, 10 000 keys over 1 million and 1 M keys over 10
+// million (each key then sends ten requests, 1 ms apart). Run:
 //
 //	go test -run '^$' -bench Simulate -benchmem -benchtime 3x -count 7 ./algorithms
 func BenchmarkSimulate(b *testing.B) {
@@ -94,11 +175,13 @@ func BenchmarkSimulate(b *testing.B) {
 	}{
 		{"1key-10M", 10_000_000, 1},
 		{"10000keys-1M", 1_000_000, 10_000},
+		{"1Mkeys-10M", 10_000_000, 1_000_000},
 	} {
 		arrivals := steadyArrivals(c.n, c.keys)
 		for _, spec := range benchSpecs() {
 			b.Run(fmt.Sprintf("%s/%s/bare", c.name, spec.Algorithm), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu := cpuTime()
 				for b.Loop() {
 					lim, _ := algorithms.New(spec)
 					for i := range arrivals {
@@ -107,6 +190,7 @@ func BenchmarkSimulate(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arrivals)), "ns/arrival")
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
 			})
 			b.Run(fmt.Sprintf("%s/%s/simulate", c.name, spec.Algorithm), func(b *testing.B) {
 				sim := algorithms.Simulation{
@@ -114,12 +198,14 @@ func BenchmarkSimulate(b *testing.B) {
 					Traffic: algorithms.Traffic{Arrivals: arrivals},
 				}
 				b.ReportAllocs()
+				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := algorithms.Simulate(sim); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arrivals)), "ns/arrival")
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
 			})
 		}
 	}

@@ -1,6 +1,10 @@
 package algorithms
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 // FixedWindow counts admitted cost per key in windows aligned to the start of
 // virtual time, [kW, (k+1)W). A request of cost n is admitted when the
@@ -27,7 +31,7 @@ type fixedWindowState struct {
 var _ Limiter = (*FixedWindow)(nil)
 
 func newFixedWindow(limit int64, window time.Duration) *FixedWindow {
-	return &FixedWindow{limit: limit, window: window}
+	return &FixedWindow{limit: limit, window: window, windows: newTable[fixedWindowState](window)}
 }
 
 // Spec implements Limiter.
@@ -49,7 +53,15 @@ func floorDiv(a, b int64) int64 {
 
 // Allow implements Limiter.
 func (l *FixedWindow) Allow(key string, now time.Duration, cost int64) Decision {
-	s := l.windows.state(key)
+	i, fresh := l.windows.slot(key)
+	d := l.allow(&l.windows.states[i], now, cost)
+	if fresh {
+		l.windows.file(i, l.due(&l.windows.states[i]))
+	}
+	return d
+}
+
+func (l *FixedWindow) allow(s *fixedWindowState, now time.Duration, cost int64) Decision {
 	k := floorDiv(int64(now), int64(l.window))
 	count := int64(0)
 	if s.count > 0 && s.index >= k {
@@ -76,6 +88,33 @@ func (l *FixedWindow) Allow(key string, now time.Duration, cost int64) Decision 
 
 // Reclaim implements Limiter: a key is rested when its window has ended.
 func (l *FixedWindow) Reclaim(now time.Duration) int {
-	k := floorDiv(int64(now), int64(l.window))
-	return l.windows.reclaim(func(s *fixedWindowState) bool { return s.count == 0 || s.index < k })
+	return l.windows.reclaim(now, func(s *fixedWindowState) bool { return l.rested(s, now) }, l.due)
+}
+
+// rested reports whether s is rested at now: its window has ended.
+func (l *FixedWindow) rested(s *fixedWindowState, now time.Duration) bool {
+	return s.count == 0 || s.index < floorDiv(int64(now), int64(l.window))
+}
+
+// due is when s's window ends.
+func (l *FixedWindow) due(s *fixedWindowState) time.Duration {
+	if s.count == 0 {
+		return rested
+	}
+	return windowStart(s.index+1, l.window)
+}
+
+// windowStart is k·w, saturating at the ends of time.Duration.
+func windowStart(k int64, w time.Duration) time.Duration {
+	hi, lo := bits.Mul64(uint64(max(k, -k)), uint64(w))
+	if hi != 0 || lo > math.MaxInt64 {
+		if k < 0 {
+			return rested
+		}
+		return time.Duration(math.MaxInt64)
+	}
+	if k < 0 {
+		return -time.Duration(lo)
+	}
+	return time.Duration(lo)
 }

@@ -34,7 +34,8 @@ var _ Limiter = (*GCRA)(nil)
 
 func newGCRA(rate float64, burst int64) *GCRA {
 	t := 1e9 / rate
-	return &GCRA{rate: rate, burst: burst, interval: t, perNs: rate / 1e9, limit: float64(burst) * t}
+	return &GCRA{rate: rate, burst: burst, interval: t, perNs: rate / 1e9, limit: float64(burst) * t,
+		cells: newTable[gcraState](ceilDuration(float64(burst) * t))}
 }
 
 // Spec implements Limiter.
@@ -45,7 +46,15 @@ func (l *GCRA) Keys() int { return l.cells.len() }
 
 // Allow implements Limiter.
 func (l *GCRA) Allow(key string, now time.Duration, cost int64) Decision {
-	s := l.cells.state(key)
+	i, fresh := l.cells.slot(key)
+	d := l.allow(&l.cells.states[i], now, cost)
+	if fresh {
+		l.cells.file(i, gcraDue(&l.cells.states[i]))
+	}
+	return d
+}
+
+func (l *GCRA) allow(s *gcraState, now time.Duration, cost int64) Decision {
 	t := float64(now)
 	tat := s.tat
 	if tat < t {
@@ -81,6 +90,12 @@ func (l *GCRA) remaining(ahead float64) int64 {
 
 // Reclaim implements Limiter: a key is rested when its TAT is not after now.
 func (l *GCRA) Reclaim(now time.Duration) int {
-	t := float64(now)
-	return l.cells.reclaim(func(s *gcraState) bool { return s.tat <= t })
+	return l.cells.reclaim(now, func(s *gcraState) bool { return l.rested(s, now) }, gcraDue)
 }
+
+// rested reports whether s is rested at now: its TAT is not after now.
+func (l *GCRA) rested(s *gcraState, now time.Duration) bool { return s.tat <= float64(now) }
+
+// gcraDue is the earliest time s can be rested: its TAT, a little early
+// for float rounding.
+func gcraDue(s *gcraState) time.Duration { return dueBefore(s.tat) }

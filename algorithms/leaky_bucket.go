@@ -38,7 +38,8 @@ var _ Limiter = (*LeakyBucket)(nil)
 
 func newLeakyBucket(rate float64, queue int64) *LeakyBucket {
 	t := 1e9 / rate
-	return &LeakyBucket{rate: rate, queue: queue, interval: t, perNs: rate / 1e9, maxWait: float64(queue) * t}
+	return &LeakyBucket{rate: rate, queue: queue, interval: t, perNs: rate / 1e9, maxWait: float64(queue) * t,
+		queues: newTable[leakyState](ceilDuration(float64(queue+1) * t))}
 }
 
 // Spec implements Limiter.
@@ -51,7 +52,15 @@ func (l *LeakyBucket) Keys() int { return l.queues.len() }
 
 // Allow implements Limiter.
 func (l *LeakyBucket) Allow(key string, now time.Duration, cost int64) Decision {
-	s := l.queues.state(key)
+	i, fresh := l.queues.slot(key)
+	d := l.allow(&l.queues.states[i], now, cost)
+	if fresh {
+		l.queues.file(i, leakyDue(&l.queues.states[i]))
+	}
+	return d
+}
+
+func (l *LeakyBucket) allow(s *leakyState, now time.Duration, cost int64) Decision {
 	t := float64(now)
 	backlog := s.next - t // how long the drain is busy from now
 	if backlog < 0 {
@@ -98,6 +107,12 @@ func (l *LeakyBucket) remaining(backlog float64) int64 {
 
 // Reclaim implements Limiter: a key is rested when its queue is empty.
 func (l *LeakyBucket) Reclaim(now time.Duration) int {
-	t := float64(now)
-	return l.queues.reclaim(func(s *leakyState) bool { return s.next <= t })
+	return l.queues.reclaim(now, func(s *leakyState) bool { return l.rested(s, now) }, leakyDue)
 }
+
+// rested reports whether s is rested at now: its queue is empty.
+func (l *LeakyBucket) rested(s *leakyState, now time.Duration) bool { return s.next <= float64(now) }
+
+// leakyDue is the earliest time s can be rested: when its drain is free, a
+// little early for float rounding.
+func leakyDue(s *leakyState) time.Duration { return dueBefore(s.next) }

@@ -171,6 +171,19 @@ func (p RetryPolicy) maxWait(attempt int) time.Duration {
 	return time.Duration(float64(p.Backoff(attempt, 0)) * (1 + p.Jitter))
 }
 
+// Reach is how long after a request's first rejection its last retry can
+// come: the sum, over its attempts, of the longest wait each can draw
+// (maxWait), without Retry-After. Simulate follows a run with retries this
+// much past its last arrival, so of two policies on the same arrivals, the
+// one with the longer reach picks the wider automatic bin.
+func (p RetryPolicy) Reach() time.Duration {
+	var total time.Duration
+	for a := 1; a <= p.Attempts; a++ {
+		total += p.maxWait(a)
+	}
+	return total
+}
+
 // PatternName names a traffic pattern as the API, the policy file and the
 // UI spell it.
 type PatternName string

@@ -353,3 +353,25 @@ func TestRetryPolicyValidateJitterMode(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryPolicyReach: the reach is the sum of each attempt's longest
+// draw, by hand for base 1 s, factor 2, cap 30 s, 5 attempts
+// (exponential waits 1, 2, 4, 8, 16 s).
+func TestRetryPolicyReach(t *testing.T) {
+	for _, tt := range []struct {
+		mode   algorithms.JitterMode
+		jitter float64
+		want   time.Duration
+	}{
+		{"", 0, 31 * time.Second},                                      // 1+2+4+8+16
+		{algorithms.JitterProportional, 0.5, 46500 * time.Millisecond}, // 1.5 × 31
+		{algorithms.JitterFull, 0.5, 31 * time.Second},                 // below d
+		{algorithms.JitterEqual, 0, 31 * time.Second},                  // below d
+		{algorithms.JitterDecorrelated, 0, 99 * time.Second},           // 3+9+27+30+30
+	} {
+		p := algorithms.RetryPolicy{Attempts: 5, Base: time.Second, Factor: 2, Cap: 30 * time.Second, Jitter: tt.jitter, JitterMode: tt.mode}
+		if got := p.Reach(); got != tt.want {
+			t.Errorf("%q, jitter %v: reach %v, want %v", tt.mode, tt.jitter, got, tt.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package algorithms
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -193,11 +192,7 @@ func (s *Simulation) run(ord order, check bool) (Result, error) {
 	if r := s.Traffic.Retry; r != nil {
 		// Room for the retries of the last arrivals: the longest wait each
 		// attempt can draw, without Retry-After.
-		var total time.Duration
-		for a := 1; a <= r.Attempts; a++ {
-			total += r.maxWait(a)
-		}
-		end += total
+		end += r.Reach()
 	}
 	bin := s.Bin
 	if bin == 0 {
@@ -307,19 +302,54 @@ type pending struct {
 	draw    time.Duration // the jitter mode's draw for this retry's wait (RetryPolicy.wait)
 }
 
+// retryQueue is a binary min-heap of retries by time, then scheduling
+// order (seq, unique), so the order they come out in is the same whatever
+// the heap's layout. It is typed rather than a container/heap, which would
+// box every retry in an interface: an allocation per retry.
 type retryQueue []pending
 
-func (q retryQueue) Len() int { return len(q) }
-func (q retryQueue) Less(i, j int) bool {
+func (q retryQueue) less(i, j int) bool {
 	return q[i].at < q[j].at || (q[i].at == q[j].at && q[i].seq < q[j].seq)
 }
-func (q retryQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *retryQueue) Push(x any)   { *q = append(*q, x.(pending)) }
-func (q *retryQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+// push adds p.
+func (q *retryQueue) push(p pending) {
+	*q = append(*q, p)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+// pop removes and returns the earliest retry; q must not be empty.
+func (q *retryQueue) pop() pending {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = pending{} // drop the key string for the collector
+	h = h[:n]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	*q = h
+	return top
 }
 
 // runner is one lane's run.
@@ -503,13 +533,13 @@ func (r *runner) schedule(at time.Duration, key string, cost int64, attempt int,
 	}
 	wait, draw := r.retry.wait(attempt, d.RetryAfter(), prev, r.rng)
 	r.seq++
-	heap.Push(&r.retries, pending{at: at + wait, seq: r.seq, key: key, cost: cost, attempt: attempt, draw: draw})
+	r.retries.push(pending{at: at + wait, seq: r.seq, key: key, cost: cost, attempt: attempt, draw: draw})
 }
 
 // retryUntil decides every queued retry due before t, in time order.
 func (r *runner) retryUntil(t time.Duration) {
 	for len(r.retries) > 0 && r.retries[0].at < t {
-		p := heap.Pop(&r.retries).(pending)
+		p := r.retries.pop()
 		r.sum.Retries++
 		if d := r.decide(p.at, p.key, p.cost); !d.Allowed {
 			r.schedule(p.at, p.key, p.cost, p.attempt+1, d, p.draw)

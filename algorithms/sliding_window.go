@@ -36,7 +36,7 @@ type slidingWindowState struct {
 var _ Limiter = (*SlidingWindow)(nil)
 
 func newSlidingWindow(limit int64, window time.Duration) *SlidingWindow {
-	return &SlidingWindow{limit: limit, window: window}
+	return &SlidingWindow{limit: limit, window: window, counters: newTable[slidingWindowState](2 * window)}
 }
 
 // Spec implements Limiter.
@@ -60,7 +60,15 @@ func mulDiv(a, b, c int64) (floor, ceil int64) {
 
 // Allow implements Limiter.
 func (l *SlidingWindow) Allow(key string, now time.Duration, cost int64) Decision {
-	s := l.counters.state(key)
+	i, fresh := l.counters.slot(key)
+	d := l.allow(&l.counters.states[i], now, cost)
+	if fresh {
+		l.counters.file(i, l.due(&l.counters.states[i]))
+	}
+	return d
+}
+
+func (l *SlidingWindow) allow(s *slidingWindowState, now time.Duration, cost int64) Decision {
 	w := int64(l.window)
 	k := floorDiv(int64(now), w)
 	prev, curr := int64(0), int64(0)
@@ -133,8 +141,18 @@ func (l *SlidingWindow) retryAfter(k, elapsed, prev, curr, cost int64) time.Dura
 
 // Reclaim implements Limiter: a key is rested when both its windows have ended.
 func (l *SlidingWindow) Reclaim(now time.Duration) int {
-	k := floorDiv(int64(now), int64(l.window))
-	return l.counters.reclaim(func(s *slidingWindowState) bool {
-		return (s.prev == 0 && s.curr == 0) || s.index < k-1
-	})
+	return l.counters.reclaim(now, func(s *slidingWindowState) bool { return l.rested(s, now) }, l.due)
+}
+
+// rested reports whether s is rested at now: both its windows have ended.
+func (l *SlidingWindow) rested(s *slidingWindowState, now time.Duration) bool {
+	return (s.prev == 0 && s.curr == 0) || s.index < floorDiv(int64(now), int64(l.window))-1
+}
+
+// due is when both of s's windows have ended.
+func (l *SlidingWindow) due(s *slidingWindowState) time.Duration {
+	if s.prev == 0 && s.curr == 0 {
+		return rested
+	}
+	return windowStart(s.index+2, l.window)
 }

@@ -31,7 +31,9 @@ type tokenBucketState struct {
 var _ Limiter = (*TokenBucket)(nil)
 
 func newTokenBucket(rate float64, burst int64) *TokenBucket {
-	return &TokenBucket{rate: rate, perNs: rate / 1e9, nsPer: 1e9 / rate, burst: burst, fburst: float64(burst)}
+	l := &TokenBucket{rate: rate, perNs: rate / 1e9, nsPer: 1e9 / rate, burst: burst, fburst: float64(burst)}
+	l.buckets = newTable[tokenBucketState](ceilDuration(l.fburst * l.nsPer))
+	return l
 }
 
 // Spec implements Limiter.
@@ -56,7 +58,15 @@ func (l *TokenBucket) deficitAt(s *tokenBucketState, now time.Duration) float64 
 
 // Allow implements Limiter.
 func (l *TokenBucket) Allow(key string, now time.Duration, cost int64) Decision {
-	s := l.buckets.state(key)
+	i, fresh := l.buckets.slot(key)
+	d := l.allow(&l.buckets.states[i], now, cost)
+	if fresh {
+		l.buckets.file(i, l.due(&l.buckets.states[i]))
+	}
+	return d
+}
+
+func (l *TokenBucket) allow(s *tokenBucketState, now time.Duration, cost int64) Decision {
 	lag := time.Duration(0)
 	if now < s.last {
 		lag, now = s.last-now, s.last
@@ -92,5 +102,19 @@ func (l *TokenBucket) remaining(d float64) int64 {
 
 // Reclaim implements Limiter: a key is rested when its bucket is full.
 func (l *TokenBucket) Reclaim(now time.Duration) int {
-	return l.buckets.reclaim(func(s *tokenBucketState) bool { return l.deficitAt(s, now) == 0 })
+	return l.buckets.reclaim(now, func(s *tokenBucketState) bool { return l.rested(s, now) }, l.due)
+}
+
+// rested reports whether s is rested at now: a full bucket.
+func (l *TokenBucket) rested(s *tokenBucketState, now time.Duration) bool {
+	return l.deficitAt(s, now) == 0
+}
+
+// due is the earliest time s can be full: its deficit refilled, a little
+// early for float rounding.
+func (l *TokenBucket) due(s *tokenBucketState) time.Duration {
+	if s.deficit <= 0 {
+		return rested
+	}
+	return addSat(s.last, dueBefore(s.deficit*l.nsPer))
 }
