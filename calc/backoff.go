@@ -3,33 +3,53 @@ package calc
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
 )
 
-// Retry is how a client retries a rejected request: before retry n it waits
-// min(Cap, Base × Factor^(n−1)) seconds, but never less than the server's
-// Retry-After, at most Attempts times. Jitter spreads each wait d uniformly
-// over [d, d × (1 + Jitter)), so it never goes below d. A zero field takes
-// its default; Jitter is a pointer because 0 (no jitter) is a valid choice.
+// Retry is how a client retries a rejected request: before retry n its
+// exponential wait is d = min(Cap, Base × Factor^(n−1)) seconds, at most
+// Attempts times, and it never waits less than the server's Retry-After.
+// JitterMode says how the actual wait is drawn from d, uniformly:
+//
+//   - "proportional" (the default, ""): in [d, d × (1 + Jitter)), so it
+//     never goes below d; Jitter 0 keeps clients in lockstep;
+//   - "full": in [0, d);
+//   - "equal": in [d/2, d);
+//   - "decorrelated": in [Base, 3 × the previous wait), capped at Cap (the
+//     first in [Base, 3 × Base)); Factor is not used.
+//
+// Jitter is the proportional mode's fraction; the other modes ignore it.
+// A zero field takes its default; Jitter is a pointer because 0 (no
+// jitter) is a valid choice.
 type Retry struct {
-	Base     float64  `json:"base,omitempty"`     // seconds; 0 means 1
-	Factor   float64  `json:"factor,omitempty"`   // 0 means 2
-	Cap      float64  `json:"cap,omitempty"`      // seconds; 0 means 30
-	Attempts int      `json:"attempts,omitempty"` // 0 means 5
-	Jitter   *float64 `json:"jitter,omitempty"`   // fraction; nil means 0.5
+	Base       float64  `json:"base,omitempty"`        // seconds; 0 means 1
+	Factor     float64  `json:"factor,omitempty"`      // 0 means 2
+	Cap        float64  `json:"cap,omitempty"`         // seconds; 0 means 30
+	Attempts   int      `json:"attempts,omitempty"`    // 0 means 5
+	Jitter     *float64 `json:"jitter,omitempty"`      // fraction; nil means 0.5
+	JitterMode string   `json:"jitter_mode,omitempty"` // "" means "proportional"
 }
 
 // Retry defaults: 1, 2, 4, 8, 16 s with up to 50 % added.
 const (
-	DefaultRetryBase     = 1.0
-	DefaultRetryFactor   = 2.0
-	DefaultRetryCap      = 30.0
-	DefaultRetryAttempts = 5
-	DefaultRetryJitter   = 0.5
+	DefaultRetryBase       = 1.0
+	DefaultRetryFactor     = 2.0
+	DefaultRetryCap        = 30.0
+	DefaultRetryAttempts   = 5
+	DefaultRetryJitter     = 0.5
+	DefaultRetryJitterMode = string(algorithms.JitterProportional)
 )
+
+// JitterModes are the values of Retry.JitterMode, in the order the form
+// and the messages list them.
+var JitterModes = []string{
+	string(algorithms.JitterProportional), string(algorithms.JitterFull),
+	string(algorithms.JitterEqual), string(algorithms.JitterDecorrelated),
+}
 
 // normalize applies defaults and records errors under "retry.".
 func (r Retry) normalize(v *errs) Retry {
@@ -62,6 +82,11 @@ func (r Retry) normalize(v *errs) Retry {
 	} else {
 		v.in("retry.jitter", *r.Jitter, 0, 1, "a fraction in [0, 1] of each wait added at random")
 	}
+	if r.JitterMode == "" {
+		r.JitterMode = DefaultRetryJitterMode
+	} else if !slices.Contains(JitterModes, r.JitterMode) {
+		v.add("retry.jitter_mode", strconv.Quote(r.JitterMode), `"proportional", "full", "equal" or "decorrelated" (blank: proportional)`)
+	}
 	return r
 }
 
@@ -70,7 +95,8 @@ func (r Retry) normalize(v *errs) Retry {
 func duration(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // Policy is r as the simulator's retry policy, honouring Retry-After, with
-// the seed of its jitter. r must have its defaults applied (as in a Result).
+// its jitter mode and the seed of its jitter. r must have its defaults
+// applied (as in a Result).
 func (r Retry) Policy(seed uint64) algorithms.RetryPolicy {
 	jitter := DefaultRetryJitter
 	if r.Jitter != nil {
@@ -78,7 +104,7 @@ func (r Retry) Policy(seed uint64) algorithms.RetryPolicy {
 	}
 	return algorithms.RetryPolicy{
 		Attempts: r.Attempts, Base: duration(r.Base), Factor: r.Factor, Cap: duration(r.Cap),
-		Jitter: jitter, HonorRetryAfter: true, Seed: seed,
+		Jitter: jitter, JitterMode: algorithms.JitterMode(r.JitterMode), HonorRetryAfter: true, Seed: seed,
 	}
 }
 
@@ -94,8 +120,10 @@ type Backoff struct {
 }
 
 // Attempt is one retry: Wait seconds after the previous rejection without
-// jitter, somewhere in [Min, Max) with it, and Earliest to Latest seconds
-// after the first rejection.
+// jitter (the exponential wait, raised to Retry-After), somewhere in
+// [Min, Max) with the jitter mode's draw (exactly Max where the cap or
+// Retry-After pins it), and Earliest to Latest seconds after the first
+// rejection (the sums of Min and of Max).
 type Attempt struct {
 	Attempt  int     `json:"attempt"`
 	Wait     float64 `json:"wait"`
@@ -108,8 +136,9 @@ type Attempt struct {
 
 // Schedule returns the backoff schedule of r for a server that answers every
 // rejection with Retry-After retryAfter seconds (0: none). The waits are the
-// simulator's own (algorithms.RetryPolicy.Backoff), so a chart of the same
-// policy shows the same schedule.
+// simulator's own (algorithms.RetryPolicy.Backoff), and each range is what
+// the jitter mode can draw for that retry, floored at Retry-After, so a
+// chart of the same policy shows the same schedule.
 func Schedule(r Retry, retryAfter float64) (Backoff, error) {
 	var v errs
 	r = r.normalize(&v)
@@ -127,29 +156,91 @@ func Schedule(r Retry, retryAfter float64) (Backoff, error) {
 	for n := 1; n <= r.Attempts; n++ {
 		exp := math.Min(r.Cap, r.Base*math.Pow(r.Factor, float64(n-1)))
 		wait := p.Backoff(n, duration(ra)).Seconds()
-		hi := wait * (1 + p.Jitter)
-		earliest += wait
+		lo, hi, jitter := jitterRange(p, n, ra)
+		earliest += lo
 		latest += hi
-		why := fmt.Sprintf("backoff = min(cap, base × factor^%d) = min(%s, %s × %s^%d) = %s", n-1, num(r.Cap), num(r.Base), num(r.Factor), n-1, secs(exp))
+		var why string
+		if p.JitterMode == algorithms.JitterDecorrelated {
+			why = fmt.Sprintf("backoff = min(cap, base × factor^%d) = %s, which decorrelated jitter does not use", n-1, secs(exp))
+		} else {
+			why = fmt.Sprintf("backoff = min(cap, base × factor^%d) = min(%s, %s × %s^%d) = %s", n-1, num(r.Cap), num(r.Base), num(r.Factor), n-1, secs(exp))
+		}
 		switch {
 		case ra > exp:
 			why += fmt.Sprintf("; Retry-After %s is longer, so wait %s", secs(ra), secs(wait))
 		case ra > 0:
 			why += fmt.Sprintf(" (Retry-After %s is not longer)", secs(ra))
 		}
-		if p.Jitter > 0 {
-			why += fmt.Sprintf("; jitter adds up to %s %%: [%s, %s)", num(p.Jitter*100), num(wait), secs(hi))
-		} else {
-			why += "; no jitter: clients rejected together retry together"
-		}
-		b.Attempts[n-1] = Attempt{Attempt: n, Wait: wait, Min: wait, Max: hi, Earliest: earliest, Latest: latest, Reason: why}
+		why += "; " + jitter
+		b.Attempts[n-1] = Attempt{Attempt: n, Wait: wait, Min: lo, Max: hi, Earliest: earliest, Latest: latest, Reason: why}
+	}
+	afterRule := "When the response carries Retry-After, wait at least that long; jitter only adds to it."
+	backoffRule := fmt.Sprintf("Otherwise back off exponentially: %s × %s^(n−1) seconds, capped at %s.", num(r.Base), num(r.Factor), secs(r.Cap))
+	switch p.JitterMode {
+	case algorithms.JitterFull:
+		afterRule = "When the response carries Retry-After, wait at least that long, whatever the jitter draws."
+		backoffRule = fmt.Sprintf("Otherwise back off exponentially with full jitter: a random wait below %s × %s^(n−1) seconds, capped at %s.", num(r.Base), num(r.Factor), secs(r.Cap))
+	case algorithms.JitterEqual:
+		afterRule = "When the response carries Retry-After, wait at least that long, whatever the jitter draws."
+		backoffRule = fmt.Sprintf("Otherwise back off exponentially with equal jitter: half of %s × %s^(n−1) seconds, capped at %s, plus a random share of the other half.", num(r.Base), num(r.Factor), secs(r.Cap))
+	case algorithms.JitterDecorrelated:
+		afterRule = "When the response carries Retry-After, wait at least that long, whatever the jitter draws."
+		backoffRule = fmt.Sprintf("Otherwise back off with decorrelated jitter: each wait random between %s and 3 × the previous one (the first below 3 × %s), capped at %s.", secs(r.Base), secs(r.Base), secs(r.Cap))
 	}
 	b.Rules = []string{
 		"Retry only 429 and 503 (and lost connections). Never retry other 4xx such as 400, 401, 403, 404 or 422: the request itself is wrong and fails the same way every time.",
-		"When the response carries Retry-After, wait at least that long; jitter only adds to it.",
-		fmt.Sprintf("Otherwise back off exponentially: %s × %s^(n−1) seconds, capped at %s.", num(r.Base), num(r.Factor), secs(r.Cap)),
+		afterRule,
+		backoffRule,
 		fmt.Sprintf("Give up after %d attempts and report the error instead of retrying forever.", r.Attempts),
 		"Pace by the RateLimit headers (remaining, seconds until more quota) to avoid the 429 in the first place.",
 	}
 	return b, nil
+}
+
+// jitterRange is the range [lo, hi) in seconds that p's jitter mode draws
+// the wait before retry number n (1-based) from, for a server that sends
+// Retry-After ra seconds (0: none), and a reason that says so. With d the
+// exponential wait min(cap, base × factor^(n−1)):
+//
+//   - proportional: [w, w × (1 + jitter)), where w = max(d, ra): the floor
+//     first, then the jitter on top;
+//   - full: [0, d), then raised to at least ra;
+//   - equal: [d/2, d), then raised to at least ra;
+//   - decorrelated: each wait in [base, 3 × the previous one), capped at
+//     cap, the first in [base, 3 × base): retry n is within
+//     [base, min(cap, base × 3^n)), then raised to at least ra.
+func jitterRange(p algorithms.RetryPolicy, n int, ra float64) (lo, hi float64, why string) {
+	d := p.Backoff(n, 0).Seconds()
+	switch p.JitterMode {
+	case algorithms.JitterFull:
+		lo, hi = 0, d
+		why = fmt.Sprintf("full jitter draws from [0, backoff) = [0, %s)", secs(d))
+	case algorithms.JitterEqual:
+		lo, hi = d/2, d
+		why = fmt.Sprintf("equal jitter draws from [backoff/2, backoff) = [%s, %s)", num(lo), secs(hi))
+	case algorithms.JitterDecorrelated:
+		base, ceiling := p.Base.Seconds(), p.Cap.Seconds()
+		lo, hi = base, math.Min(ceiling, base*math.Pow(3, float64(n)))
+		end := ")"
+		if hi == ceiling {
+			end = "]" // the cap itself is drawn
+		}
+		why = fmt.Sprintf("decorrelated jitter draws from [base, 3 × the previous wait), capped at %s, the first from [base, 3 × base): retry %d is within [%s, %s%s", secs(ceiling), n, num(lo), secs(hi), end)
+	default:
+		w := p.Backoff(n, duration(ra)).Seconds()
+		if p.Jitter == 0 {
+			return w, w, "no jitter: clients rejected together retry together"
+		}
+		hi := w * (1 + p.Jitter)
+		return w, hi, fmt.Sprintf("jitter adds up to %s %%: [%s, %s)", num(p.Jitter*100), num(w), secs(hi))
+	}
+	if ra > lo {
+		lo, hi = ra, math.Max(hi, ra)
+		if lo == hi {
+			why += fmt.Sprintf(", never less than Retry-After %s: always %s", secs(ra), secs(lo))
+		} else {
+			why += fmt.Sprintf(", never less than Retry-After %s: [%s, %s)", secs(ra), num(lo), secs(hi))
+		}
+	}
+	return lo, hi, why
 }

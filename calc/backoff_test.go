@@ -1,11 +1,13 @@
 package calc_test
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
 )
 
@@ -104,5 +106,142 @@ func TestRetryPolicy(t *testing.T) {
 	}
 	for i, w := range []float64{1, 1, 1} {
 		checkNear(t, "wait", res.Backoff.Attempts[i].Wait, w)
+	}
+}
+
+// TestJitterModeValidation: every jitter mode is accepted, blank means
+// proportional, and anything else is an error on retry.jitter_mode that
+// names the value and every allowed one. The jitter fraction stays
+// accepted alongside a mode that ignores it.
+func TestJitterModeValidation(t *testing.T) {
+	tests := []struct {
+		name, mode string
+		jitter     *float64
+		want       string // the normalized mode; "" for an error
+	}{
+		{"blank", "", nil, "proportional"},
+		{"proportional", "proportional", nil, "proportional"},
+		{"full", "full", nil, "full"},
+		{"equal", "equal", nil, "equal"},
+		{"decorrelated", "decorrelated", nil, "decorrelated"},
+		{"full with a fraction it ignores", "full", new(0.3), "full"},
+		{"case matters", "Full", nil, ""},
+		{"unknown", "random", nil, ""},
+		{"padded", " equal", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := calc.Input{Capacity: 100, Clients: 10, Retry: calc.Retry{JitterMode: tt.mode, Jitter: tt.jitter}}
+			res, err := calc.Size(in)
+			if tt.want != "" {
+				if err != nil {
+					t.Fatalf("Size: %v", err)
+				}
+				if got := res.Input.Retry.JitterMode; got != tt.want {
+					t.Errorf("jitter mode %q, want %q", got, tt.want)
+				}
+				return
+			}
+			var es calc.Errors
+			if !errors.As(err, &es) || len(es) != 1 {
+				t.Fatalf("err %v, want one field error", err)
+			}
+			e := es[0]
+			if e.Field != "retry.jitter_mode" || e.Value != `"`+tt.mode+`"` {
+				t.Errorf("error on %s = %s, want retry.jitter_mode = %q", e.Field, e.Value, tt.mode)
+			}
+			for _, allowed := range []string{`"proportional"`, `"full"`, `"equal"`, `"decorrelated"`} {
+				if !strings.Contains(e.Want, allowed) {
+					t.Errorf("want %q does not name %s", e.Want, allowed)
+				}
+			}
+			if _, err := calc.Schedule(in.Retry, 0); !slices.Equal(fields(err), []string{"retry.jitter_mode"}) {
+				t.Errorf("Schedule: %v, want an error on retry.jitter_mode", err)
+			}
+		})
+	}
+}
+
+// TestRetryPolicyJitterMode: Policy passes the mode on to the simulator,
+// which accepts it; blank stays blank, the simulator's proportional.
+func TestRetryPolicyJitterMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode string
+		want algorithms.JitterMode
+	}{
+		{"", ""},
+		{"proportional", algorithms.JitterProportional},
+		{"full", algorithms.JitterFull},
+		{"equal", algorithms.JitterEqual},
+		{"decorrelated", algorithms.JitterDecorrelated},
+	} {
+		r := calc.Retry{Base: 1, Factor: 2, Cap: 30, Attempts: 5, Jitter: new(0.25), JitterMode: tt.mode}
+		p := r.Policy(9)
+		if p.JitterMode != tt.want || p.Jitter != 0.25 || p.Seed != 9 {
+			t.Errorf("mode %q: policy %+v, want mode %q, jitter 0.25, seed 9", tt.mode, p, tt.want)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("mode %q: %v", tt.mode, err)
+		}
+	}
+	// Through Size, the default is spelled out.
+	res := mustSize(t, calc.Input{Capacity: 100, Clients: 10})
+	if p := res.Input.Retry.Policy(1); p.JitterMode != algorithms.JitterProportional {
+		t.Errorf("default policy's mode %q, want proportional", p.JitterMode)
+	}
+}
+
+// TestScheduleJitterModes: each mode's range, by hand, for the defaults
+// (exponential waits d = 1, 2, 4, 8, 16 s; cap 30 s).
+func TestScheduleJitterModes(t *testing.T) {
+	tests := []struct {
+		name       string
+		retry      calc.Retry
+		retryAfter float64
+		lo, hi     []float64
+		reason     string // in the first attempt's reason
+	}{
+		// [0, d).
+		{"full", calc.Retry{JitterMode: "full"}, 0,
+			[]float64{0, 0, 0, 0, 0}, []float64{1, 2, 4, 8, 16}, "[0, 1 s)"},
+		// The fraction is the proportional mode's alone.
+		{"full ignores the fraction", calc.Retry{JitterMode: "full", Jitter: new(1.0)}, 0,
+			[]float64{0, 0, 0, 0, 0}, []float64{1, 2, 4, 8, 16}, "full jitter"},
+		// [d/2, d).
+		{"equal", calc.Retry{JitterMode: "equal"}, 0,
+			[]float64{0.5, 1, 2, 4, 8}, []float64{1, 2, 4, 8, 16}, "[0.5, 1 s)"},
+		// [1, min(30, 3^n)): 3, 9, 27, then the cap.
+		{"decorrelated", calc.Retry{JitterMode: "decorrelated"}, 0,
+			[]float64{1, 1, 1, 1, 1}, []float64{3, 9, 27, 30, 30}, "[1, 3 s)"},
+		// Retry-After 3 s floors the draw: [3, 3], [3, 3], [3, 4), [3, 8), [3, 16).
+		{"full under Retry-After", calc.Retry{JitterMode: "full"}, 3,
+			[]float64{3, 3, 3, 3, 3}, []float64{3, 3, 4, 8, 16}, "always 3 s"},
+		// Proportional, for comparison: the floor first, then up to 50 % on
+		// top: max(3, d) × [1, 1.5).
+		{"proportional under Retry-After", calc.Retry{JitterMode: "proportional"}, 3,
+			[]float64{3, 3, 4, 8, 16}, []float64{4.5, 4.5, 6, 12, 24}, "[3, 4.5 s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := calc.Schedule(tt.retry, tt.retryAfter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Attempts) != len(tt.lo) {
+				t.Fatalf("%d attempts, want %d", len(b.Attempts), len(tt.lo))
+			}
+			var earliest, latest float64
+			for i, a := range b.Attempts {
+				earliest += tt.lo[i]
+				latest += tt.hi[i]
+				checkNear(t, "min", a.Min, tt.lo[i])
+				checkNear(t, "max", a.Max, tt.hi[i])
+				checkNear(t, "earliest", a.Earliest, earliest)
+				checkNear(t, "latest", a.Latest, latest)
+			}
+			if r := b.Attempts[0].Reason; !strings.Contains(r, tt.reason) {
+				t.Errorf("reason %q does not say %q", r, tt.reason)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/headers"
 )
 
 // Moment is the situation a header example shows: a rested client sends
@@ -99,18 +100,16 @@ func HeadersAt(s algorithms.Spec, m Moment) (HeaderExample, error) {
 		return HeaderExample{}, err
 	}
 	at := duration(m.At)
-	ex := HeaderExample{Algorithm: s.Algorithm, Moment: m, Policy: PolicyName, Quota: s.Capacity()}
+	ex := HeaderExample{Algorithm: s.Algorithm, Moment: m, Policy: PolicyName}
+	ex.Quota, ex.QuotaWindow = headers.Quota(s)
 	switch s.Algorithm {
 	case algorithms.NameTokenBucket, algorithms.NameGCRA:
-		ex.QuotaWindow = int64(publishSeconds(float64(ex.Quota) / s.Rate))
 		ex.Note = fmt.Sprintf("q is the burst (%d) and w the time to refill it from empty, ⌈%d/%s⌉ = %d s; the bucket refills continuously, so quota returns before w ends.",
 			ex.Quota, ex.Quota, num(s.Rate), ex.QuotaWindow)
 	case algorithms.NameLeakyBucket:
-		ex.QuotaWindow = int64(publishSeconds(float64(ex.Quota) / s.Rate))
 		ex.Note = fmt.Sprintf("q is what the queue accepts at once (queue + 1 = %d) and w the time to drain it, ⌈%d/%s⌉ = %d s; it drains continuously, so room returns before w ends.",
 			ex.Quota, ex.Quota, num(s.Rate), ex.QuotaWindow)
 	default:
-		ex.QuotaWindow = int64(publishSeconds(s.Window.Seconds()))
 		ex.Note = fmt.Sprintf("q is the limit and w the window, %d s.", ex.QuotaWindow)
 		if float64(ex.QuotaWindow) != s.Window.Seconds() {
 			ex.Note = fmt.Sprintf("q is the limit; w must be whole seconds, so the %s window is published as w=%d.", s.Window, ex.QuotaWindow)
@@ -121,7 +120,7 @@ func HeadersAt(s algorithms.Spec, m Moment) (HeaderExample, error) {
 	lim, _ := algorithms.New(s)
 	const key = "client"
 	first := lim.Allow(key, at, m.Used) // cost 0 only looks
-	ex.Allowed = ex.response(first, more(s, at, m.Used, first.Remaining))
+	ex.Allowed = ex.response(first, headers.UntilMore(lim, key, at, first.Remaining))
 	if first.Remaining > 0 {
 		lim.Allow(key, at, first.Remaining)
 	}
@@ -134,56 +133,25 @@ func HeadersAt(s algorithms.Spec, m Moment) (HeaderExample, error) {
 	if rej.Allowed {
 		return HeaderExample{}, fmt.Errorf("%s never rejected a client that used its whole allowance", s)
 	}
-	ex.Rejected = ex.response(rej, rej.RetryAfter().Seconds())
+	ex.Rejected = ex.response(rej, 0)
 	return ex, nil
 }
 
-// more is the exact time in seconds after at until a fresh limiter for s,
-// sent cost at at, reports more than remaining: "until more quota". It
-// replays the burst on a fresh limiter for each probe, so a probe never
-// disturbs another, and bisects to the nanosecond.
-func more(s algorithms.Spec, at time.Duration, cost, remaining int64) float64 {
-	if remaining >= s.Capacity() {
-		return 0
-	}
-	remainingAfter := func(d time.Duration) int64 {
-		lim, _ := algorithms.New(s)
-		lim.Allow("client", at, cost)
-		return lim.Allow("client", at+d, 0).Remaining
-	}
-	lo, hi := time.Duration(0), time.Second
-	for remainingAfter(hi) <= remaining {
-		if hi > algorithms.MaxRefill {
-			return hi.Seconds() // not reached: every limiter rests within its refill time
-		}
-		lo, hi = hi, 2*hi
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if remainingAfter(mid) > remaining {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi.Seconds()
-}
-
-// response builds the headers of one decision; moreQuota is the exact
-// seconds until more quota.
-func (ex *HeaderExample) response(d algorithms.Decision, moreQuota float64) Response {
-	r := Response{Status: 200, Remaining: d.Remaining, More: moreQuota, Reset: d.Reset.Seconds()}
-	t := int64(ceil(moreQuota))
-	reset := int64(ceil(r.Reset))
+// response builds the headers of one decision; more is the time until
+// more quota (unused for a rejection, whose t is its Retry-After).
+func (ex *HeaderExample) response(d algorithms.Decision, more time.Duration) Response {
+	r := Response{Status: 200, Remaining: d.Remaining, More: more.Seconds(), Reset: d.Reset.Seconds()}
+	t, _ := headers.T(d, more)
+	reset := headers.Seconds(d.Reset)
 	if !d.Allowed {
 		r.Status = 429
 		r.RetryAfter = d.RetryAfter().Seconds()
-		t = int64(publishSeconds(r.RetryAfter))
+		r.More = r.RetryAfter
 	}
 	limit, remaining := strconv.FormatInt(ex.Quota, 10), strconv.FormatInt(d.Remaining, 10)
 	r.Headers = []Header{
-		{"RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", ex.Policy, ex.Quota, ex.QuotaWindow), FormIETF},
-		{"RateLimit", fmt.Sprintf("%q;r=%d;t=%d", ex.Policy, d.Remaining, t), FormIETF},
+		{"RateLimit-Policy", headers.PolicyItem(ex.Policy, ex.Quota, ex.QuotaWindow), FormIETF},
+		{"RateLimit", headers.Item(ex.Policy, d.Remaining, t), FormIETF},
 		{"RateLimit-Limit", limit, FormLegacy},
 		{"RateLimit-Remaining", remaining, FormLegacy},
 		{"RateLimit-Reset", strconv.FormatInt(reset, 10), FormLegacy},

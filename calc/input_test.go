@@ -103,6 +103,7 @@ func TestValidation(t *testing.T) {
 		{"retry cap NaN", with(func(in *calc.Input) { in.Retry.Cap = nan }), "retry.cap", "NaN"},
 		{"retry attempts", with(func(in *calc.Input) { in.Retry.Attempts = 50 }), "retry.attempts", "50"},
 		{"retry jitter", with(func(in *calc.Input) { in.Retry.Jitter = new(2.0) }), "retry.jitter", "2"},
+		{"retry jitter mode", with(func(in *calc.Input) { in.Retry.JitterMode = "none" }), "retry.jitter_mode", `"none"`},
 
 		// Fields fine alone whose derived parameters leave the engine's ranges.
 		// r = 1e6 × 100 = 1e8/s, L = 1e8 × 3e7 = 3e15 > 1e9.
@@ -182,7 +183,7 @@ func TestDefaults(t *testing.T) {
 		in.PercentileUnit != calc.PerSecond || in.MaxDelay != nil {
 		t.Errorf("defaults: %+v", in)
 	}
-	if r := in.Retry; r.Base != 1 || r.Factor != 2 || r.Cap != 30 || r.Attempts != 5 || *r.Jitter != 0.5 {
+	if r := in.Retry; r.Base != 1 || r.Factor != 2 || r.Cap != 30 || r.Attempts != 5 || *r.Jitter != 0.5 || r.JitterMode != "proportional" {
 		t.Errorf("retry defaults: %+v", r)
 	}
 	// headroom 0: usable = capacity; max_delay 0: a queue of ⌊0 × r⌋ = 0.

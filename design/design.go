@@ -545,7 +545,7 @@ func FromInput(in calc.Input) *Design {
 			Clients: in.Clients, P50: in.P50, P95: in.P95, P99: in.P99, PercentileUnit: in.PercentileUnit,
 			Margin: in.Margin, Peak: in.Peak, PeakSeconds: in.PeakSeconds, Window: secondsDuration(in.Window),
 			Retry: policy.Retry{Base: secondsDuration(in.Retry.Base), Factor: in.Retry.Factor, Cap: secondsDuration(in.Retry.Cap),
-				Attempts: in.Retry.Attempts, Jitter: in.Retry.Jitter},
+				Attempts: in.Retry.Attempts, Jitter: in.Retry.Jitter, JitterMode: in.Retry.JitterMode},
 		},
 	}
 	if in.MaxDelay != nil {

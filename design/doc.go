@@ -24,7 +24,8 @@
 //   - the sizing, named as in calc.Input's JSON: capacity, headroom,
 //     replicas, enforcement, clients, p50, p95, p99, percentile_unit,
 //     margin, peak, peak_seconds, window, max_delay, retry.base,
-//     retry.factor, retry.cap, retry.attempts, retry.jitter;
+//     retry.factor, retry.cap, retry.attempts, retry.jitter,
+//     retry.jitter_mode;
 //   - the rest of the policy: name and description (metadata),
 //     on_store_failure, key (the defaults' key), mode, status, headers (a
 //     comma list of ietf, legacy and x, or none), retry_after (true or

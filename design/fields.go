@@ -248,6 +248,15 @@ var (
 	}
 )
 
+// jitterModeOptions are the jitter modes (calc.JitterModes) as the form
+// offers them; blank is the default, proportional.
+var jitterModeOptions = []Option{
+	{string(algorithms.JitterProportional), "proportional (adds up to jitter × the wait)"},
+	{string(algorithms.JitterFull), "full (anywhere from 0 to the wait)"},
+	{string(algorithms.JitterEqual), "equal (half the wait, plus up to half)"},
+	{string(algorithms.JitterDecorrelated), "decorrelated (from base to 3 × the last wait)"},
+}
+
 // noHeaders is the headers value for sending none.
 const noHeaders = "none"
 
@@ -736,7 +745,10 @@ func buildFields() []Field {
 		wholeField("retry.attempts", "sizing.retry.attempts", func(p *policy.Policy, _ int) *int { return &p.Sizing.Retry.Attempts }).
 			in("retry", "Attempts", "retries before giving up", "", strconv.Itoa(calc.DefaultRetryAttempts)),
 		optNumberField("retry.jitter", "sizing.retry.jitter", func(p *policy.Policy, _ int) **float64 { return &p.Sizing.Retry.Jitter }).
-			in("retry", "Jitter", "fraction added at random to each wait", "fraction", num(calc.DefaultRetryJitter)),
+			in("retry", "Jitter", "fraction added at random to each wait (proportional mode only)", "fraction", num(calc.DefaultRetryJitter)),
+		enumField("retry.jitter_mode", "sizing.retry.jitter_mode", jitterModeOptions,
+			func(p *policy.Policy, _ int) *string { return &p.Sizing.Retry.JitterMode }).
+			in("retry", "Jitter mode", "how jitter draws each wait; the jitter fraction applies to proportional only", "", calc.DefaultRetryJitterMode),
 	)
 	fs = append(fs, patternFields()...)
 	for i := range fs {

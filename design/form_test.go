@@ -3,6 +3,8 @@ package design
 import (
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/algorithms"
 )
 
 // find is the form field called name, from any section or row.
@@ -73,5 +75,69 @@ func TestForm(t *testing.T) {
 	}
 	if _, ok := find(form, "endpoints.1.limit.algorithm"); !ok {
 		t.Error("no endpoint limit on the form")
+	}
+}
+
+// TestJitterModeField: retry.jitter_mode is a select of calc's jitter
+// modes, blank meaning proportional, next to retry.jitter; each mode
+// travels URL → design → calc input and policy → URL unchanged.
+func TestJitterModeField(t *testing.T) {
+	form := ParseQuery("").Form(nil)
+	f, ok := find(form, "retry.jitter_mode")
+	if !ok {
+		t.Fatal("no retry.jitter_mode on the form")
+	}
+	var values []string
+	for _, o := range f.Options {
+		values = append(values, o.Value)
+	}
+	if f.Kind != KindEnum || f.Path != "sizing.retry.jitter_mode" || f.Placeholder != "proportional" ||
+		strings.Join(values, ",") != "proportional,full,equal,decorrelated" || !strings.Contains(f.Help, "proportional only") {
+		t.Errorf("retry.jitter_mode: %+v", f)
+	}
+	if j, _ := find(form, "retry.jitter"); !strings.Contains(j.Help, "proportional mode only") {
+		t.Errorf("retry.jitter's help %q does not say it is the proportional mode's", j.Help)
+	}
+	var retry []string
+	for _, s := range form {
+		if s.ID == "retry" {
+			for _, sf := range s.Fields {
+				retry = append(retry, sf.Name)
+			}
+		}
+	}
+	if got := strings.Join(retry, " "); got != "retry.base retry.factor retry.cap retry.attempts retry.jitter retry.jitter_mode" {
+		t.Errorf("retry section: %s", got)
+	}
+
+	for _, mode := range []string{"", "proportional", "full", "equal", "decorrelated"} {
+		q := "capacity=1000&clients=10&retry.jitter=0.3"
+		if mode != "" {
+			q += "&retry.jitter_mode=" + mode
+		}
+		d := ParseQuery(q)
+		if probs := d.Resolve().Problems; len(probs) != 0 {
+			t.Fatalf("%s: problems %v", q, probs)
+		}
+		if got := d.Input().Retry.JitterMode; got != mode {
+			t.Errorf("%s: input's jitter mode %q, want %q", q, got, mode)
+		}
+		p, err := d.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Sizing.Retry.JitterMode; got != mode {
+			t.Errorf("%s: policy's jitter mode %q, want %q", q, got, mode)
+		}
+		if got := d.Query(); got != q {
+			t.Errorf("canonical query %q, want %q", got, q)
+		}
+		if got := FromPolicy(p, algorithms.Pattern{}).Query(); !strings.Contains(got, "retry.jitter=0.3") ||
+			(mode != "" && !strings.Contains(got, "retry.jitter_mode="+mode)) || (mode == "" && strings.Contains(got, "jitter_mode")) {
+			t.Errorf("%s: the policy's design URL is %s", q, got)
+		}
+		if v, _ := find(d.Form(nil), "retry.jitter_mode"); v.Value != mode || v.Error != "" {
+			t.Errorf("%s: the form shows %+v", q, v)
+		}
 	}
 }

@@ -34,6 +34,7 @@ func TestProblems(t *testing.T) {
 		{base + "endpoints.3.method=GET&endpoints.3.path=%2Fa%80", "endpoints.3.path", []string{"not UTF-8"}},
 		{base + "endpoints.0.method=GET&endpoints.0.path=/x&endpoints.0.cost=1e18", "endpoints.0.cost", []string{"up to 1e+15"}},
 		{base + "retry.attempts=50", "retry.attempts", []string{"50", "[1, 20]"}},
+		{base + "retry.jitter_mode=random", "retry.jitter_mode", []string{`"random"`, "proportional, full, equal, decorrelated"}},
 		{base + "tiers.100.name=x&tiers.100.clients=1", "tiers", []string{"0 to 99"}},
 		{base + "pattern=nope", "pattern", []string{`"nope"`, "not a pattern"}},
 		{base + "pattern=steady&pattern.rate=0", "pattern.rate", []string{"0", "[0.001, 1e+06]"}},

@@ -128,6 +128,7 @@ func (g gen) policy() policy.Policy {
 			if g.maybe() {
 				s.Retry.Jitter = new(g.dec(0, 1, 2))
 			}
+			s.Retry.JitterMode = g.pick("", "proportional", "full", "equal", "decorrelated")
 		}
 	}
 	names := []string{"anonymous", "free", "paid", "Partner Gold", "12", "yes"}

@@ -311,7 +311,7 @@ func template(path string) (segments []string, vars []bool) {
 	segments = strings.Split(strings.TrimPrefix(path, "/"), "/")
 	vars = make([]bool, len(segments))
 	for i, s := range segments {
-		vars[i] = len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
+		vars[i] = policy.IsPlaceholder(s)
 	}
 	return segments, vars
 }

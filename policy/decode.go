@@ -604,7 +604,7 @@ var (
 	defaultsFields = []string{"key", "mode", "response", "limit"}
 	responseFields = []string{"status", "headers", "retry_after"}
 	sizingFields   = []string{"clients", "p50", "p95", "p99", "percentile_unit", "margin", "peak", "peak_seconds", "window", "max_delay", "retry"}
-	retryFields    = []string{"base", "factor", "cap", "attempts", "jitter"}
+	retryFields    = []string{"base", "factor", "cap", "attempts", "jitter", "jitter_mode"}
 	tierFields     = []string{"name", "key", "clients", "multiplier", "limit"}
 	endpointFields = []string{"match", "cost", "limit"}
 	matchFields    = []string{"method", "path"}
@@ -758,6 +758,8 @@ func (d *decoder) sizing(n ast.Node, path string, s *Sizing) {
 					if x, ok := d.number(v, path); ok {
 						r.Jitter = &x
 					}
+				case "jitter_mode":
+					r.JitterMode = d.enum(v, path, calc.JitterModes)
 				}
 			})
 		}

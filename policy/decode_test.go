@@ -53,6 +53,12 @@ func TestDecodeErrors(t *testing.T) {
 			[][2]string{{"4:26 service.headroom", "2 is out of range; want a fraction in [0, 0.95]"}, {"5:31 sizing.p99", "percentiles cannot decrease"}}},
 		{"tier ranges without sizing", head + "service: {capacity: 100}\ntiers:\n  - {name: paid, multiplier: 5000}\n",
 			[][2]string{{"6:18 tiers[0].multiplier", "want a multiplier of the per-client rate in [0.001, 1000]"}}},
+		// Line 5: "sizing: {retry: {jitter_mode: " is 30 columns, so the
+		// value starts at column 31.
+		{"jitter mode", head + "service: {capacity: 100}\nsizing: {retry: {jitter_mode: fulll}}\n",
+			[][2]string{{"5:31 sizing.retry.jitter_mode", "\"fulll\" is not one of proportional, full, equal, decorrelated; did you mean `full`?"}}},
+		{"jitter mode not a string", head + "service: {capacity: 100}\nsizing: {retry: {jitter_mode: 2}}\n",
+			[][2]string{{"5:31 sizing.retry.jitter_mode", "want a string"}}},
 		{"status", head + "service: {capacity: 100}\ndefaults: {response: {status: 200}}\n",
 			[][2]string{{"5:23 defaults.response.status", "want an HTTP status in [400, 599]"}}},
 		{"version and kind", "apiVersion: ratelab/v2\nkind: Policy\nmetadata: {name: t}\nservice: {capacity: 100}\n",
@@ -157,6 +163,44 @@ func TestDecodePositions(t *testing.T) {
 	}
 	if _, ok := (Policy{}).Pos("service"); ok {
 		t.Error("a policy built in code has positions")
+	}
+}
+
+// TestJitterModeRoundTrip: every jitter mode decodes into the policy and
+// its design, encodes as written, and decodes back the same; blank
+// (proportional by default) is left out of the file.
+func TestJitterModeRoundTrip(t *testing.T) {
+	for _, mode := range []string{"", "proportional", "full", "equal", "decorrelated"} {
+		t.Run("mode "+mode, func(t *testing.T) {
+			retry := "sizing: {clients: 10, retry: {attempts: 3, jitter: 0.2}}\n"
+			if mode != "" {
+				retry = "sizing: {clients: 10, retry: {attempts: 3, jitter: 0.2, jitter_mode: " + mode + "}}\n"
+			}
+			p, err := Decode(strings.NewReader(head + "service: {capacity: 100}\n" + retry))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Sizing.Retry.JitterMode; got != mode {
+				t.Errorf("decoded jitter mode %q, want %q", got, mode)
+			}
+			if got := p.Design().Retry.JitterMode; got != mode {
+				t.Errorf("design's jitter mode %q, want %q", got, mode)
+			}
+			y := string(encode(t, p))
+			if want := "jitter_mode: " + mode; mode != "" && !strings.Contains(y, want) {
+				t.Errorf("encoding has no %q:\n%s", want, y)
+			}
+			if mode == "" && strings.Contains(y, "jitter_mode") {
+				t.Errorf("encoding spells out the default mode:\n%s", y)
+			}
+			q, err := Decode(strings.NewReader(y))
+			if err != nil {
+				t.Fatalf("decode of the encoding: %v\n%s", err, y)
+			}
+			if r := q.Sizing.Retry; r.JitterMode != mode || r.Jitter == nil || *r.Jitter != 0.2 || r.Attempts != 3 {
+				t.Errorf("round trip: %+v, want mode %q, jitter 0.2, 3 attempts", r, mode)
+			}
+		})
 	}
 }
 

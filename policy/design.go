@@ -18,7 +18,7 @@ func (p Policy) Design() calc.Input {
 		Peak: s.Peak, PeakSeconds: s.PeakSeconds, Window: secondsOf(s.Window),
 		Replicas: p.Service.Replicas, Enforcement: p.Service.Enforcement,
 		Retry: calc.Retry{Base: secondsOf(s.Retry.Base), Factor: s.Retry.Factor, Cap: secondsOf(s.Retry.Cap),
-			Attempts: s.Retry.Attempts, Jitter: s.Retry.Jitter},
+			Attempts: s.Retry.Attempts, Jitter: s.Retry.Jitter, JitterMode: s.Retry.JitterMode},
 	}
 	if s.MaxDelay != nil {
 		in.MaxDelay = new(secondsOf(*s.MaxDelay))

@@ -69,6 +69,7 @@ func Encode(w io.Writer, p Policy) error {
 			{"cap", optDuration(s.Retry.Cap)},
 			{"attempts", optInt(int64(s.Retry.Attempts))},
 			{"jitter", ptrNum(s.Retry.Jitter)},
+			{"jitter_mode", optStr(s.Retry.JitterMode)},
 		})},
 	})
 	if len(p.Tiers) > 0 {

@@ -51,7 +51,7 @@ func fromInput(in calc.Input) Policy {
 			Clients: in.Clients, P50: in.P50, P95: in.P95, P99: in.P99, PercentileUnit: in.PercentileUnit,
 			Margin: in.Margin, Peak: in.Peak, PeakSeconds: in.PeakSeconds, Window: seconds(in.Window),
 			Retry: Retry{Base: seconds(in.Retry.Base), Factor: in.Retry.Factor, Cap: seconds(in.Retry.Cap),
-				Attempts: in.Retry.Attempts, Jitter: in.Retry.Jitter},
+				Attempts: in.Retry.Attempts, Jitter: in.Retry.Jitter, JitterMode: in.Retry.JitterMode},
 		},
 	}
 	if in.MaxDelay != nil {

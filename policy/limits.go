@@ -146,6 +146,35 @@ func PathRegex(path string) string {
 // IsTemplate reports whether the path has a {name} segment.
 func IsTemplate(path string) bool { return strings.Contains(path, "{") }
 
+// IsPlaceholder reports whether a path template's segment is a {name},
+// which matches exactly one non-empty path segment.
+func IsPlaceholder(seg string) bool { return len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }
+
+// Overlaps reports whether some request matches both a and b: the same
+// method ignoring ASCII case, and path templates with as many segments in
+// which each pair of segments is two equal literals, a {name} and a
+// non-empty literal, or two {name}s.
+func Overlaps(a, b Match) bool {
+	if LowerASCII(a.Method) != LowerASCII(b.Method) {
+		return false
+	}
+	as, bs := strings.Split(a.Path, "/"), strings.Split(b.Path, "/")
+	if len(as) != len(bs) {
+		return false
+	}
+	for i := range as {
+		av, bv := IsPlaceholder(as[i]), IsPlaceholder(bs[i])
+		switch {
+		case av && bv:
+		case av && bs[i] == "", bv && as[i] == "":
+			return false
+		case !av && !bv && as[i] != bs[i]:
+			return false
+		}
+	}
+	return true
+}
+
 // ExportErrors are the problems that keep p's own text out of the files
 // an export writes, in the order of the document, each naming the field,
 // the value and what is allowed, with a fix as its Hint; nil when there

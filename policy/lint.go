@@ -240,10 +240,14 @@ func lint(p Policy, sizing *calc.Result) []Finding {
 	for i, e := range p.Endpoints {
 		if j, ok := shadowedBy(p.Endpoints, i); ok {
 			first := p.Endpoints[j]
+			fix := fmt.Sprintf("List %s first: move endpoints[%d] above endpoints[%d] (the more specific path first), or remove it.", e.Match.Path, i, j)
+			if covers(e.Match, first.Match) {
+				fix = fmt.Sprintf("Merge endpoints[%d] into endpoints[%d]: the two match the same requests (their {name}s differ only in name), so reordering does not help.", i, j)
+			}
 			add(calc.SeverityWarning, LintShadowedEndpoint, fmt.Sprintf("endpoints[%d].match", i),
 				fmt.Sprintf("endpoints[%d] (%s %s) can never match: endpoints[%d] (%s %s) comes first and matches every request it would, and the first endpoint that matches decides the cost and the endpoint limit.",
 					i, e.Match.Method, e.Match.Path, j, first.Match.Method, first.Match.Path),
-				fmt.Sprintf("Move endpoints[%d] above endpoints[%d] (the more specific path first), or remove it.", i, j))
+				fix)
 		}
 	}
 
@@ -323,51 +327,53 @@ func anonymous(name string) bool {
 }
 
 // shadowedBy reports the first endpoint before eps[i] that matches every
-// request eps[i] matches, so that eps[i] never matches: the same method
-// (ignoring ASCII case, as requests are matched; a valid policy names a
-// method on every endpoint, so none means "any") and a path template with as many segments
-// in which each segment is a {name} or the same literal. A {name} matches
-// one non-empty segment, so it covers a literal segment or another
-// {name}, never an empty one ("/a/" has an empty last segment); a literal
-// covers only itself. An endpoint with the very same method and path is a
-// duplicate, which validation reports, and paths that ValidPath refuses
-// are left to it.
+// request eps[i] matches (see covers), so that eps[i] never matches. An
+// endpoint with the very same method and path is a duplicate, which
+// validation reports, and paths that ValidPath refuses are left to it.
 func shadowedBy(eps []Endpoint, i int) (int, bool) {
 	later := eps[i].Match
 	if !ValidPath(later.Path) {
 		return 0, false
 	}
-	segs := strings.Split(later.Path, "/")
 	for j, e := range eps[:i] {
 		m := e.Match
-		if LowerASCII(m.Method) != LowerASCII(later.Method) || m.Path == later.Path || !ValidPath(m.Path) {
+		if m.Path == later.Path || !ValidPath(m.Path) {
 			continue
 		}
-		earlier := strings.Split(m.Path, "/")
-		if len(earlier) != len(segs) {
-			continue
-		}
-		covers := true
-		for k, s := range earlier {
-			switch {
-			case isVar(s):
-				covers = segs[k] != ""
-			default:
-				covers = !isVar(segs[k]) && s == segs[k]
-			}
-			if !covers {
-				break
-			}
-		}
-		if covers {
+		if covers(m, later) {
 			return j, true
 		}
 	}
 	return 0, false
 }
 
-// isVar reports whether a path segment is a {name} placeholder.
-func isVar(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
+// covers reports whether every request that b matches, a matches too: the
+// same method, ignoring ASCII case as requests are matched (there is no
+// "any method": a policy names one on every endpoint, and the engine
+// compares it), and path templates with as many segments in which each of
+// a's segments is a {name} or the same literal. A {name} matches one
+// non-empty segment, so it covers a literal segment or another {name},
+// never an empty one ("/a/" has an empty last segment); a literal covers
+// only itself.
+func covers(a, b Match) bool {
+	if LowerASCII(a.Method) != LowerASCII(b.Method) {
+		return false
+	}
+	as, bs := strings.Split(a.Path, "/"), strings.Split(b.Path, "/")
+	if len(as) != len(bs) {
+		return false
+	}
+	for k, s := range as {
+		if IsPlaceholder(s) {
+			if bs[k] == "" {
+				return false
+			}
+		} else if IsPlaceholder(bs[k]) || s != bs[k] {
+			return false
+		}
+	}
+	return true
+}
 
 // globalBelowClient compares, for the default limit and each tier's own
 // limit, what one client may send over a span of s seconds with the most

@@ -204,13 +204,17 @@ type Sizing struct {
 	Retry          Retry
 }
 
-// Retry is calc.Retry with durations.
+// Retry is calc.Retry with durations: its exponential backoff, and how
+// jitter draws each wait from it (JitterMode, one of calc.JitterModes, ""
+// meaning proportional; Jitter is the proportional mode's fraction, which
+// the other modes ignore).
 type Retry struct {
-	Base     time.Duration
-	Factor   float64
-	Cap      time.Duration
-	Attempts int
-	Jitter   *float64
+	Base       time.Duration
+	Factor     float64
+	Cap        time.Duration
+	Attempts   int
+	Jitter     *float64
+	JitterMode string
 }
 
 // Tier is a class of clients with its own limit.

@@ -76,6 +76,7 @@ func randomDesign(r *rand.Rand) calc.Input {
 		if maybe() {
 			in.Retry.Jitter = fptr(dec(0, 1, 2))
 		}
+		in.Retry.JitterMode = []string{"", "proportional", "full", "equal", "decorrelated"}[r.IntN(5)]
 	}
 	return in
 }

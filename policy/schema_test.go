@@ -104,6 +104,7 @@ func TestSchemaRejectsShape(t *testing.T) {
 		"missing algorithm":        base + "global: {limit: {rate: 5, burst: 5}}\n",
 		"unknown algorithm":        base + "global: {limit: {algorithm: token_buckit, rate: 1, burst: 1}}\n",
 		"bad enum":                 base + "defaults: {mode: dry_run}\n",
+		"bad jitter mode":          base + "sizing: {retry: {jitter_mode: none}}\n",
 		"bad duration":             base + "sizing: {window: 5 minutes}\n",
 		"number for a duration":    base + "sizing: {window: 60}\n",
 		"non-integer cost":         base + "endpoints: [{match: {method: GET, path: /a}, cost: 0.5}]\n",

@@ -53,9 +53,9 @@ func (d *decoder) validate(p *Policy) {
 
 // Validate reports every value of p out of its range, as Decode checks a
 // document, for a policy built in code (its errors carry field paths but
-// no line or column): the version and kind, names, duplicate tiers and
-// routes, the response status, every limit against package algorithms and
-// the sizing against package calc.
+// no line or column): the version and kind, names, duplicate tiers (also
+// names equal ignoring ASCII case) and routes, the response status, every
+// limit against package algorithms and the sizing against package calc.
 func Validate(p Policy) Errors { return valueErrors(p) }
 
 // valueErrors are the problems with the values of p, positions not set.
@@ -84,13 +84,28 @@ func valueErrors(p Policy) Errors {
 		}
 		return path
 	}
+	// Tier names are unique ignoring ASCII case: a request's tier header
+	// is matched to them ignoring case, and no gateway can prefer an
+	// exact match the way the engine does, so "Paid" and "paid" would
+	// pick different tiers in different places.
 	names := map[string]string{}
+	folded := map[string]int{} // name in ASCII lower case → index of its first tier
 	for i, t := range p.Tiers {
 		path := fmt.Sprintf("tiers[%d]", i)
+		low := LowerASCII(t.Name)
 		if first, dup := names[t.Name]; dup {
 			add(path+".name", fmt.Sprintf("tier %s is already defined at %s", clip(t.Name), first), "give each tier its own name")
+		} else if j, dup := folded[low]; dup {
+			other := fmt.Sprintf("tiers[%d]", j)
+			at := ""
+			if w := where(other); w != other {
+				at = " at " + w
+			}
+			add(path+".name", fmt.Sprintf("tier %s equals %s.name (%s%s) ignoring ASCII case", clip(t.Name), other, clip(p.Tiers[j].Name), at),
+				"tier names must be unique ignoring ASCII case (the tier header is matched ignoring case)")
 		} else {
 			names[t.Name] = where(path)
+			folded[low] = i
 		}
 	}
 	routes := map[string]string{}
