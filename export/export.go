@@ -239,8 +239,20 @@ func Bucket(s algorithms.Spec) (rate float64, burst int64, why string) {
 		return s.Rate, s.Queue + 1, fmt.Sprintf("a leaky bucket queue delays requests beyond the rate; as a token bucket (rate %s/s, burst %d = queue + 1) the target rejects them instead of delaying", num(s.Rate), s.Queue+1)
 	default:
 		r := float64(s.Limit) / s.Window.Seconds()
-		return r, s.Limit, fmt.Sprintf("a %s of %d per %s enforced as a token bucket of rate %s/s and burst %d: the same long-run rate and largest burst, but tokens return continuously instead of at the window's edge", s.Algorithm, s.Limit, s.Window, num(r), s.Limit)
+		return r, s.Limit, fmt.Sprintf("a %s of %d per %s enforced as a token bucket of rate %s/s and burst %d: the same long-run rate and largest burst, but tokens return continuously instead of at the window's edge, so in any span of t seconds it admits at most %d + %s·t requests of cost 1 (L + L·t/W), where %s", s.Algorithm, s.Limit, s.Window, num(r), s.Limit, s.Limit, num(r), windowAdmits(s.Algorithm))
 	}
+}
+
+// windowAdmits says what a window algorithm admits at most, for the
+// comparison with a bucket.
+func windowAdmits(a algorithms.Name) string {
+	switch a {
+	case algorithms.NameSlidingLog:
+		return "the log admits at most L in any span up to W: a burst after a quiet spell gets up to L·t/W more"
+	case algorithms.NameFixedWindow:
+		return "the fixed window admits up to 2L in a span just across its edge and at most L in one window"
+	}
+	return "the sliding window's estimate admits about L per W, the previous window weighing on the current one"
 }
 
 // Window is a limit as a window of whole requests: limit per window. For

@@ -171,8 +171,8 @@ func sent(p policy.Policy, h []calc.Header) []calc.Header {
 // defaults when it sets none; ok says the policy set it.
 func retry(p policy.Policy) (calc.Retry, bool) {
 	r := p.Sizing.Retry
-	set := r.Base != 0 || r.Factor != 0 || r.Cap != 0 || r.Attempts != 0 || r.Jitter != nil
-	return calc.Retry{Base: r.Base.Seconds(), Factor: r.Factor, Cap: r.Cap.Seconds(), Attempts: r.Attempts, Jitter: r.Jitter}, set
+	set := r.Base != 0 || r.Factor != 0 || r.Cap != 0 || r.Attempts != 0 || r.Jitter != nil || r.JitterMode != ""
+	return calc.Retry{Base: r.Base.Seconds(), Factor: r.Factor, Cap: r.Cap.Seconds(), Attempts: r.Attempts, Jitter: r.Jitter, JitterMode: r.JitterMode}, set
 }
 
 // limitMappings adds the exact mapping of every limit, documented as to.

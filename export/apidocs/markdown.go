@@ -113,7 +113,16 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	if r.Jitter != nil {
 		jitter = *r.Jitter
 	}
-	w("2. Without it, or if the retry is rejected again, back off exponentially with jitter: wait as in the table, plus a random extra of up to %s %% of the wait, so that clients rejected together do not retry together.\n", num(jitter*100))
+	switch r.JitterMode {
+	case "full":
+		w("2. Without it, or if the retry is rejected again, back off exponentially with full jitter: wait a random time between 0 and the wait in the table, so that clients rejected together do not retry together.\n")
+	case "equal":
+		w("2. Without it, or if the retry is rejected again, back off exponentially with equal jitter: wait half the wait in the table plus a random share of the other half, so that clients rejected together do not retry together.\n")
+	case "decorrelated":
+		w("2. Without it, or if the retry is rejected again, back off with decorrelated jitter: wait a random time from the first wait in the table up to three times your previous wait (the first retry up to three times the first wait), never more than the range under \"With jitter\", so that clients rejected together do not retry together.\n")
+	default:
+		w("2. Without it, or if the retry is rejected again, back off exponentially with jitter: wait as in the table, plus a random extra of up to %s %% of the wait, so that clients rejected together do not retry together.\n", num(jitter*100))
+	}
 	w("3. Give up after %d attempts and report the error.\n", len(sched.Attempts))
 	w("4. Never retry other 4xx responses (400, 401, 403, 404, 422): the request itself is wrong and fails the same way every time.\n\n")
 	row("Attempt", "Wait before it", "With jitter")

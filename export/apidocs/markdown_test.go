@@ -190,6 +190,32 @@ func TestMarkdownRetry(t *testing.T) {
 			}
 		})
 	}
+	// The jitter modes, on the defaults (waits d = 1, 2, 4, 8, 16 s, cap
+	// 30 s): full [0, d), equal [d/2, d), decorrelated [1, min(30, 3^n)).
+	for _, tt := range []struct {
+		mode, says string
+		ranges     []string
+	}{
+		{"full", "full jitter", []string{"0 to 1 s", "0 to 2 s", "0 to 4 s", "0 to 8 s", "0 to 16 s"}},
+		{"equal", "equal jitter", []string{"0.5 to 1 s", "1 to 2 s", "2 to 4 s", "4 to 8 s", "8 to 16 s"}},
+		{"decorrelated", "decorrelated jitter", []string{"1 to 3 s", "1 to 9 s", "1 to 27 s", "1 to 30 s", "1 to 30 s"}},
+	} {
+		p := exporttest.Named(t, "minimal")
+		p.Sizing.Retry = policy.Retry{JitterMode: tt.mode}
+		_, md := markdown(t, p)
+		rows := tables(t, md)["Retrying"][1:]
+		var got []string
+		for _, r := range rows {
+			got = append(got, r[2])
+		}
+		if !slices.Equal(got, tt.ranges) {
+			t.Errorf("%s: ranges %q, want %q", tt.mode, got, tt.ranges)
+		}
+		if !strings.Contains(md, tt.says) || strings.Contains(md, "random extra of up to") {
+			t.Errorf("%s: the retry steps do not describe %s:\n%s", tt.mode, tt.says, md)
+		}
+	}
+
 	// Cap: base 2 s, factor 3, cap 10 s: 2, 6, 10 (not 18), no jitter.
 	p := exporttest.Named(t, "minimal")
 	p.Sizing.Retry = policy.Retry{Base: 2e9, Factor: 3, Cap: 10e9, Attempts: 3, Jitter: new(0.0)}

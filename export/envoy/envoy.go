@@ -17,10 +17,13 @@
 // distinct value:
 //
 //	default   (no_tier=true) when the tier header is absent or names no tier, then the client key
-//	tier      (tier=<name>) from the tier header, then the client key
-//	endpoint  (endpoint=endpoint_<i>) when method and path match, then the client key
+//	tier      (tier=<name>) when the tier header names the tier, then the client key
+//	endpoint  (endpoint=endpoint_<i>) when it is the first endpoint whose method and path match, then the client key
 //	global    (global=all) for every request
 //
+// [Local] and [RateLimitService] build them with the same actions (see
+// plans), which match as the policy does: tier names and methods ignoring
+// ASCII case, a {name} as one path segment, endpoints in policy order.
 // where the client key is (remote_address) for ip, (api_key) or (account)
 // from the headers of [export.Options]. The designer's Options name the
 // headers; the authentication layer in front must set the tier and account
@@ -58,6 +61,9 @@ type plan struct {
 	actions list
 	// who says in words which requests share a counter.
 	who string
+	// inexact, when set, is why the actions do not select the limit's
+	// requests exactly as the policy does.
+	inexact string
 }
 
 // keyEntry is the entry and action that identify a client by key k.
@@ -74,13 +80,45 @@ func keyEntry(k policy.Key, o export.Options) (entry, obj, string) {
 	return entry{}, nil, ""
 }
 
-// plans places every limit of p.
+// plans places every limit of p, its rate_limits actions matching
+// requests as the policy decides them (package engine), for both the
+// local_ratelimit and the ratelimit filter:
+//
+//   - the tier header's value names a tier ignoring ASCII case only (a
+//     regex folding each ASCII letter; RE2's (?i) would also fold the
+//     Kelvin sign to k), and a request naming no tier gets the default;
+//   - an endpoint's method matches ignoring ASCII case, its path template
+//     with each {name} as one non-empty segment, every other character
+//     literally, before any query string;
+//   - a request belongs to the first endpoint, in policy order, it
+//     matches: an endpoint's action also requires the path to match none
+//     of the earlier endpoints that overlap it (an overlapping endpoint
+//     has the same method, so its path decides).
+//
+// When two tiers' names differ only in case (validation refuses such a
+// policy) the tier header is matched case-sensitively and the plans of
+// the default and tier limits say so in inexact.
 func plans(p policy.Policy, o export.Options) []plan {
 	o = o.WithDefaults()
 	tierHeader := strings.ToLower(o.TierHeader)
+	twins := caseTwins(p)
+	tierRE := func(name string) string {
+		if twins != "" {
+			return regexp.QuoteMeta(name)
+		}
+		return asciiFold(name)
+	}
 	var names []string
 	for _, t := range p.Tiers {
-		names = append(names, regexp.QuoteMeta(t.Name))
+		names = append(names, tierRE(t.Name))
+	}
+	tierMatch := func(key, value, re string, expect bool) obj {
+		a := obj{}.with("descriptor_key", key).with("descriptor_value", value)
+		if !expect {
+			a = a.with("expect_match", false)
+		}
+		return obj{}.with("header_value_match", a.with("headers", list{obj{}.with("name", tierHeader).
+			with("string_match", obj{}.with("safe_regex", obj{}.with("regex", re)))}))
 	}
 	var out []plan
 	for _, l := range p.Limits() {
@@ -89,38 +127,32 @@ func plans(p policy.Policy, o export.Options) []plan {
 		case policy.ScopeDefault:
 			if len(names) > 0 {
 				pl.entries = append(pl.entries, entry{keyNoTier, "true"})
-				pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
-					with("descriptor_key", keyNoTier).
-					with("descriptor_value", "true").
-					with("expect_match", false).
-					with("headers", list{obj{}.with("name", tierHeader).
-						with("string_match", obj{}.with("safe_regex", obj{}.
-							with("regex", "^("+strings.Join(names, "|")+")$")))})))
-				pl.who = "requests whose " + tierHeader + " is absent or names no tier"
+				pl.actions = append(pl.actions, tierMatch(keyNoTier, "true", "^("+strings.Join(names, "|")+")$", false))
+				pl.who = "requests whose " + tierHeader + " is absent or names no tier (ignoring ASCII case)"
 			} else {
 				pl.who = "every request"
 			}
 		case policy.ScopeTier:
 			pl.entries = append(pl.entries, entry{keyTier, l.Tier})
-			pl.actions = append(pl.actions, obj{}.with("request_headers", obj{}.
-				with("header_name", tierHeader).with("descriptor_key", keyTier)))
-			pl.who = fmt.Sprintf("requests with %s: %s", tierHeader, l.Tier)
+			pl.actions = append(pl.actions, tierMatch(keyTier, l.Tier, "^"+tierRE(l.Tier)+"$", true))
+			pl.who = fmt.Sprintf("requests with %s: %s (ignoring ASCII case)", tierHeader, l.Tier)
 		case policy.ScopeEndpoint:
-			pl.entries = append(pl.entries, entry{keyEndpoint, l.Name})
-			var hs list
-			if m := strings.ToUpper(l.Match.Method); m != "" {
-				hs = append(hs, obj{}.with("name", ":method").with("string_match", obj{}.with("exact", m)))
+			var i int
+			if _, err := fmt.Sscanf(l.Field, "endpoints[%d].limit", &i); err != nil {
+				panic("envoy: endpoint limit field " + l.Field)
 			}
-			hs = append(hs, obj{}.with("name", ":path").with("string_match", obj{}.with("safe_regex",
-				obj{}.with("regex", pathRegex(l.Match.Path)))))
+			pl.entries = append(pl.entries, entry{keyEndpoint, l.Name})
 			pl.actions = append(pl.actions, obj{}.with("header_value_match", obj{}.
-				with("descriptor_key", keyEndpoint).with("descriptor_value", l.Name).with("headers", hs)))
-			pl.who = "requests to " + strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path)
+				with("descriptor_key", keyEndpoint).with("descriptor_value", l.Name).with("headers", endpointHeaders(p, i))))
+			pl.who = "requests to " + strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path) + " (their first matching endpoint)"
 		case policy.ScopeGlobal:
 			pl.entries = append(pl.entries, entry{keyGlobal, "all"})
 			pl.actions = append(pl.actions, obj{}.with("generic_key", obj{}.
 				with("descriptor_key", keyGlobal).with("descriptor_value", "all")))
 			pl.who = "all requests together"
+		}
+		if twins != "" && (l.Scope == policy.ScopeTier || l.Scope == policy.ScopeDefault && len(names) > 0) {
+			pl.inexact = twins + ", so " + tierHeader + " is matched case-sensitively: a value naming a tier in another case gets the default limit, where the policy picks the tier"
 		}
 		if l.Scope != policy.ScopeGlobal {
 			e, a, who := keyEntry(l.Key, o)
@@ -133,9 +165,77 @@ func plans(p policy.Policy, o export.Options) []plan {
 	return out
 }
 
-// pathRegex matches a request's :path (which carries the query string)
-// against the endpoint's path exactly.
-func pathRegex(path string) string { return "^" + regexp.QuoteMeta(path) + `(\?.*)?$` }
+// endpointHeaders are the header matchers selecting the requests whose
+// first matching endpoint is p.Endpoints[i]: its method, its path, and
+// none of the paths of the earlier endpoints that overlap it.
+func endpointHeaders(p policy.Policy, i int) list {
+	e := p.Endpoints[i]
+	hs := list{methodMatcher(e.Match.Method), pathMatcher(e.Match.Path, false)}
+	for _, prev := range p.Endpoints[:i] {
+		if policy.Overlaps(prev.Match, e.Match) {
+			hs = append(hs, pathMatcher(prev.Match.Path, true))
+		}
+	}
+	return hs
+}
+
+// methodMatcher matches a request's :method to an endpoint's ignoring
+// ASCII case.
+func methodMatcher(method string) obj {
+	return obj{}.with("name", ":method").with("string_match", obj{}.with("safe_regex",
+		obj{}.with("regex", methodRegex(method))))
+}
+
+// methodRegex matches a method ignoring ASCII case (methods are tokens:
+// folding each ASCII letter is all the policy folds).
+func methodRegex(method string) string { return "^" + asciiFold(method) + "$" }
+
+// pathMatcher matches a request's :path, which carries the query string,
+// against an endpoint's template, or, inverted, every other path. A
+// {name} matches no '?' here: "/v1/items/?q" is /v1/items/ with a query.
+func pathMatcher(template string, invert bool) obj {
+	m := obj{}.with("name", ":path").with("string_match", obj{}.with("safe_regex",
+		obj{}.with("regex", "^"+strings.ReplaceAll(export.PathPattern(template), "[^/]+", "[^/?]+")+`(\?.*)?$`)))
+	if invert {
+		m = m.with("invert_match", true)
+	}
+	return m
+}
+
+// routeRegex matches a route's path, which Envoy takes without the query
+// string, against an endpoint's template.
+func routeRegex(template string) string { return "^" + export.PathPattern(template) + "$" }
+
+// asciiFold is a regular expression matching s ignoring ASCII case only
+// (RE2's (?i) also folds non-ASCII letters, which the policy does not).
+func asciiFold(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			fmt.Fprintf(&b, "[%c%c]", r, r-'a'+'A')
+		case r >= 'A' && r <= 'Z':
+			fmt.Fprintf(&b, "[%c%c]", r-'A'+'a', r)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// caseTwins says which two tiers' names differ only in ASCII case, "" when
+// none do.
+func caseTwins(p policy.Policy) string {
+	seen := map[string]int{}
+	for i, t := range p.Tiers {
+		k := policy.LowerASCII(t.Name)
+		if j, ok := seen[k]; ok {
+			return fmt.Sprintf("tiers[%d] (%s) and tiers[%d] (%s) differ only in ASCII case", j, p.Tiers[j].Name, i, t.Name)
+		}
+		seen[k] = i
+	}
+	return ""
+}
 
 // The local_ratelimit filter refills a bucket every fill_interval, which
 // must be at least 50 ms; a descriptor's interval must be a multiple of the

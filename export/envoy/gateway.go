@@ -14,7 +14,9 @@ import (
 // client selectors for its tier, endpoint and client key, a limit of
 // requests per unit — which the gateway hands to its envoyproxy/ratelimit
 // service. So the rules count fixed windows of one unit in Redis, shared
-// by every gateway replica, as [RateLimitService] does.
+// by every gateway replica, as [RateLimitService] does. The selectors
+// choose each limit's requests as the policy does (see gatewaySelector);
+// only an endpoint's cost cannot weigh the client's and global rules.
 var Gateway = export.Target{
 	Name:   "envoy-gateway",
 	Title:  "Envoy Gateway BackendTrafficPolicy",
@@ -54,40 +56,125 @@ func dnsLabel(s string) string {
 	return out
 }
 
-// keySelector is the header selector that gives each client its counter,
-// or nil for ip (a sourceCIDR selector, see selectors).
-func keySelector(k policy.Key, o export.Options) obj {
-	if h := o.KeyHeader(k); h != "" {
-		return obj{}.with("name", h).with("type", "Distinct")
+// Envoy Gateway's bounds on one client selector (api/v1alpha1 v1.9.1):
+// header matches, and the length of a header's or a path's value.
+const (
+	maxSelectorHeaders = 128
+	maxMatchValue      = 1024
+)
+
+// gatewaySelector is the client selector choosing limit l's requests as
+// the policy decides them (package engine), nil for the global limit:
+//
+//   - the tier header names the tier, or for the default limit no tier, in
+//     a RegularExpression folding each ASCII letter (as [plans] does; one
+//     inverted match per tier for the default, so that a request without
+//     the header gets the default too);
+//   - an endpoint's limit takes the header matchers [endpointHeaders]
+//     builds for Envoy's ratelimit filter: its method as a
+//     RegularExpression on :method (a selector's methods are Gateway API
+//     method names, upper case and compared exactly), its path template as
+//     a RegularExpression path (which Envoy Gateway matches against :path,
+//     query string included), and each earlier endpoint that overlaps it
+//     as an inverted RegularExpression on :path (a selector has one path).
+//     Envoy Gateway turns a header match into a header_value_match action
+//     on the header as named, pseudo-headers included, and an inverted one
+//     into expect_match: false, which for :path, never absent, is Envoy's
+//     invert_match;
+//   - the client key is a Distinct header (no rule but the global one
+//     counts a request without it, as the engine applies only the global
+//     limit to it) or, for ip, sourceCIDR.
+//
+// When two tiers' names differ only in case the tier header is matched
+// case-sensitively; inexact then says so.
+func gatewaySelector(p policy.Policy, l policy.Limit, o export.Options) (sel obj, inexact string, err error) {
+	twins := caseTwins(p)
+	tierRE := func(name string) string {
+		if twins != "" {
+			return "^" + regexp.QuoteMeta(name) + "$"
+		}
+		return "^" + asciiFold(name) + "$"
 	}
-	return nil
+	regex := func(name, value string, invert bool) obj {
+		h := obj{}.with("name", name).with("type", "RegularExpression").with("value", value)
+		if invert {
+			h = h.with("invert", true)
+		}
+		return h
+	}
+	var headers list
+	var path obj
+	switch l.Scope {
+	case policy.ScopeGlobal:
+		return nil, "", nil
+	case policy.ScopeDefault:
+		for _, t := range p.Tiers {
+			headers = append(headers, regex(o.TierHeader, tierRE(t.Name), true))
+		}
+	case policy.ScopeTier:
+		headers = append(headers, regex(o.TierHeader, tierRE(l.Tier), false))
+	case policy.ScopeEndpoint:
+		var i int
+		if _, err := fmt.Sscanf(l.Field, "endpoints[%d].limit", &i); err != nil {
+			panic("envoy: endpoint limit field " + l.Field)
+		}
+		for _, m := range endpointHeaders(p, i) {
+			name, _ := lookup(m, "name").(string)
+			re, ok := lookup(m, "string_match", "safe_regex", "regex").(string)
+			if !ok {
+				panic("envoy: endpoint header matcher without a safe_regex")
+			}
+			invert := lookup(m, "invert_match") == true
+			if name == ":path" && !invert && path == nil {
+				path = obj{}.with("type", "RegularExpression").with("value", re)
+				continue
+			}
+			headers = append(headers, regex(name, re, invert))
+		}
+	}
+	if twins != "" && (l.Scope == policy.ScopeTier || l.Scope == policy.ScopeDefault && len(p.Tiers) > 0) {
+		inexact = twins + ", so " + o.TierHeader + " is matched case-sensitively: a value naming a tier in another case gets the default limit, where the policy picks the tier"
+	}
+	if h := o.KeyHeader(l.Key); h != "" {
+		headers = append(headers, obj{}.with("name", h).with("type", "Distinct"))
+	}
+	if len(headers) > maxSelectorHeaders {
+		return nil, "", &export.Error{Target: "envoy-gateway",
+			Reason: fmt.Sprintf("%s needs %d header matches in its client selector; Envoy Gateway allows at most %d", l.Field, len(headers), maxSelectorHeaders)}
+	}
+	for _, v := range append(list{path}, headers...) {
+		if s, _ := lookup(v, "value").(string); len(s) > maxMatchValue {
+			return nil, "", &export.Error{Target: "envoy-gateway",
+				Reason: fmt.Sprintf("%s needs a match value of %d characters; Envoy Gateway allows at most %d", l.Field, len(s), maxMatchValue)}
+		}
+	}
+	if len(headers) > 0 {
+		sel = sel.with("headers", headers)
+	}
+	if path != nil {
+		sel = sel.with("path", path)
+	}
+	return sel, inexact, nil
+}
+
+// lookup is the value at keys in nested objs, nil when there is none.
+func lookup(v any, keys ...string) any {
+	for _, k := range keys {
+		o, _ := v.(obj)
+		v = nil
+		for _, f := range o {
+			if f.key == k {
+				v = f.val
+				break
+			}
+		}
+	}
+	return v
 }
 
 // gatewayRules is a limit's rules: one, or two for an ip key (one counter
-// per IPv4 and per IPv6 address).
-func gatewayRules(l policy.Limit, o export.Options, tierNames []string, w window, cost int64, shadow bool) []obj {
-	var headers list
-	cond := obj{}
-	switch l.Scope {
-	case policy.ScopeDefault:
-		if len(tierNames) > 0 {
-			headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "RegularExpression").
-				with("value", "^("+strings.Join(tierNames, "|")+")$").with("invert", true))
-		}
-	case policy.ScopeTier:
-		headers = append(headers, obj{}.with("name", o.TierHeader).with("type", "Exact").with("value", l.Tier))
-	case policy.ScopeEndpoint:
-		cond = cond.with("path", obj{}.with("type", "Exact").with("value", l.Match.Path))
-		if m := strings.ToUpper(l.Match.Method); m != "" {
-			cond = cond.with("methods", list{obj{}.with("value", m)})
-		}
-	}
-	if ks := keySelector(l.Key, o); ks != nil {
-		headers = append(headers, ks)
-	}
-	if len(headers) > 0 {
-		cond = append(obj{}.with("headers", headers), cond...)
-	}
+// per IPv4 and per IPv6 address), selecting with sel.
+func gatewayRules(l policy.Limit, sel obj, w window, cost int64, shadow bool) []obj {
 	rule := func(c obj) obj {
 		r := obj{}
 		if len(c) > 0 {
@@ -105,12 +192,12 @@ func gatewayRules(l policy.Limit, o export.Options, tierNames []string, w window
 	if l.Key == policy.KeyIP && l.Scope != policy.ScopeGlobal {
 		var rs []obj
 		for _, cidr := range []string{"0.0.0.0/0", "::/0"} {
-			c := append(obj{}, cond...).with("sourceCIDR", obj{}.with("type", "Distinct").with("value", cidr))
+			c := append(append(obj{}, sel...), field{key: "sourceCIDR", val: obj{}.with("type", "Distinct").with("value", cidr)})
 			rs = append(rs, rule(c))
 		}
 		return rs
 	}
-	return []obj{rule(cond)}
+	return []obj{rule(sel)}
 }
 
 func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
@@ -120,10 +207,6 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 	shadow := p.Defaults.Mode == policy.ModeShadow
 	limits := p.Limits()
 	overlap := overlapping(limits)
-	var tierNames []string
-	for _, t := range p.Tiers {
-		tierNames = append(tierNames, regexp.QuoteMeta(t.Name))
-	}
 	endpointCost := map[string]int64{}
 	for i, e := range p.Endpoints {
 		endpointCost[fmt.Sprintf("endpoints[%d].limit", i)] = e.Cost
@@ -133,7 +216,11 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 	for _, l := range limits {
 		w, exact, why := perUnit(l)
 		cost := endpointCost[l.Field]
-		rs := gatewayRules(l, o, tierNames, w, cost, shadow)
+		sel, inexact, err := gatewaySelector(p, l, o)
+		if err != nil {
+			return export.Export{}, err
+		}
+		rs := gatewayRules(l, sel, w, cost, shadow)
 		for i, r := range rs {
 			if i == 0 {
 				r = append(obj{{key: r[0].key, val: r[0].val, comment: fmt.Sprintf("%s: %s", l.Field, l.Spec)}}, r[1:]...)
@@ -150,11 +237,15 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 			fid = export.Approximate
 			whys = append(whys, "the rate limit service increments every matching rule's counter, even for a request it rejects: a request rejected here or by another rule still counts in this window")
 		}
+		if inexact != "" {
+			fid = export.Approximate
+			whys = append(whys, inexact)
+		}
 		if p.Service.Replicas > 1 && p.Service.Enforcement == "local" {
 			fid = export.Approximate
 			whys = append(whys, fmt.Sprintf("the policy's limit is per replica (enforcement: local), the gateway counts it once for all %d", p.Service.Replicas))
 		}
-		to := fmt.Sprintf("rule {%s}: limit {requests: %d, unit: %s}", selectorText(l, o, len(tierNames) > 0), w.requests, egUnit(w.unit))
+		to := fmt.Sprintf("rule {%s}: limit {requests: %d, unit: %s}", selectorText(l, o, len(p.Tiers) > 0), w.requests, egUnit(w.unit))
 		if len(rs) > 1 {
 			to = fmt.Sprintf("%d rules (IPv4 and IPv6 sourceCIDR Distinct) ", len(rs)) + to
 		}
@@ -195,11 +286,13 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 		if e.Limit.Algorithm != "" {
 			m.To = fmt.Sprintf("cost {request: {from: Number, number: %d}} on the endpoint's rule", e.Cost)
 			m.Fidelity = export.Approximate
-			m.Why = fmt.Sprintf("the endpoint's own rule counts %d per request; the client's and global rules count it as 1, since a rule's cost weights every request that rule selects", e.Cost)
+			m.Why = fmt.Sprintf("the endpoint's own rule counts %d per request whose first matching endpoint is %s %s; the client's and global rules count such a request as 1, not %d (a rule's cost weights every request that rule selects, and a second rule would be a second counter), so they admit up to %d times as many of these requests as the policy does",
+				e.Cost, e.Match.Method, e.Match.Path, e.Cost, e.Cost)
 		} else {
 			m.To = "none"
 			m.Fidelity = export.NotExpressible
-			m.Why = fmt.Sprintf("a rule's cost applies to every request it selects; weighting only %s %s would need a rule selecting that path, which has its own counter, so requests to it count 1 against the client's and global rules", e.Match.Method, e.Match.Path)
+			m.Why = fmt.Sprintf("a rule's cost applies to every request it selects; weighting only the requests whose first matching endpoint is %s %s would need a rule selecting them, which has its own counter, so they count 1, not %d, against the client's and global rules, which admit up to %d times as many of them as the policy does",
+				e.Match.Method, e.Match.Path, e.Cost, e.Cost)
 		}
 		ex.Add(m)
 	}
@@ -237,12 +330,22 @@ func renderGateway(p policy.Policy, o export.Options) (export.Export, error) {
 		with("rateLimit", obj{}.
 			with("backend", obj{}.with("type", "Redis").with("redis", obj{}.with("url", "redis.redis-system.svc.cluster.local:6379"))).
 			note("on_store_failure: "+string(p.Service.StoreFailureMode()), "failClosed", failClosed)))
+	var emptySegment []string
+	for _, e := range p.Endpoints {
+		if strings.Contains(e.Match.Path, "//") {
+			emptySegment = append(emptySegment, e.Match.Path)
+		}
+	}
 	ex.Notes = []string{
 		fmt.Sprintf("Applies to the HTTPRoute %q in namespace default: edit targetRefs and metadata.namespace to match your route.", name),
 		"Global rate limiting must be enabled in the EnvoyGateway configuration (the envoy-gateway-config ConfigMap), with a Redis backend; on_store_failure maps to failClosed there:\n" + string(eg),
 		fmt.Sprintf("Clients are told apart by %s (api_key), %s (account) and the client address (ip, one rule for IPv4 and one for IPv6); the tier comes from %s, which the authentication layer in front must set and strip from clients (or use a SecurityPolicy with claimToHeaders).",
 			o.APIKeyHeader, o.AccountHeader, o.TierHeader),
 		"Check it: kubectl apply --dry-run=server -f " + ex.Filename + " validates against the installed CRD; kubectl get backendtrafficpolicy -o yaml shows whether the gateway accepted it (status.ancestors[].conditions).",
+	}
+	if len(emptySegment) > 0 {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("Envoy Gateway merges repeated slashes in the path before rate limiting unless a ClientTrafficPolicy sets path.disableMergeSlashes: true; without it no request reaches the empty segment of %s, so its rule never counts one.",
+			strings.Join(emptySegment, ", ")))
 	}
 	return ex, nil
 }
@@ -253,12 +356,13 @@ func selectorText(l policy.Limit, o export.Options, tiers bool) string {
 	switch l.Scope {
 	case policy.ScopeDefault:
 		if tiers {
-			s = append(s, o.TierHeader+" not a tier")
+			s = append(s, o.TierHeader+" absent or naming no tier (ignoring ASCII case)")
 		}
 	case policy.ScopeTier:
-		s = append(s, o.TierHeader+"="+l.Tier)
+		s = append(s, o.TierHeader+"="+l.Tier+" (ignoring ASCII case)")
 	case policy.ScopeEndpoint:
-		s = append(s, strings.TrimSpace(strings.ToUpper(l.Match.Method)+" "+l.Match.Path))
+		s = append(s, fmt.Sprintf(":method %s (ignoring ASCII case), path %s ({name} one segment, any query), not an earlier overlapping endpoint's path",
+			l.Match.Method, l.Match.Path))
 	case policy.ScopeGlobal:
 		return "all traffic"
 	}

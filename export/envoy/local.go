@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,23 +129,33 @@ func rateLimits(pls []plan, costs bool) list {
 	return out
 }
 
-// routes is the virtual host's routes: one per endpoint with a cost
-// (named by the cost, which hits_addend reads) and a catch-all named "1".
-func routes(p policy.Policy, costs []policy.Endpoint) list {
+// routes is the virtual host's routes, first match in order as the
+// policy's endpoints are: one per endpoint with a cost (named by the cost,
+// which hits_addend reads), each earlier endpoint that overlaps a costly
+// one (named "1", so its requests keep its cost), and a catch-all named
+// "1". Each matches the endpoint's method ignoring ASCII case and its path
+// template (Envoy matches a route's safe_regex on the path without the
+// query string).
+func routes(p policy.Policy) list {
 	to := obj{}.with("cluster", "upstream")
 	var out list
-	for _, e := range costs {
-		m := obj{}.with("path", e.Match.Path)
-		if meth := strings.ToUpper(e.Match.Method); meth != "" {
-			m = m.with("headers", list{obj{}.with("name", ":method").with("string_match", obj{}.with("exact", meth))})
+	for i, e := range p.Endpoints {
+		cost := max(e.Cost, 1)
+		if cost == 1 && !slices.ContainsFunc(p.Endpoints[i+1:], func(l policy.Endpoint) bool {
+			return l.Cost > 1 && policy.Overlaps(e.Match, l.Match)
+		}) {
+			continue
 		}
-		out = append(out, obj{}.
-			note(fmt.Sprintf("%s %s costs %d tokens: hits_addend reads the route name", e.Match.Method, e.Match.Path, e.Cost),
-				"name", strconv.FormatInt(e.Cost, 10)).
-			with("match", m).with("route", to))
+		what := fmt.Sprintf("%s %s costs %d tokens: hits_addend reads the route name", e.Match.Method, e.Match.Path, cost)
+		if cost == 1 {
+			what = fmt.Sprintf("%s %s costs 1 token, though a later costly endpoint also matches some of its requests", e.Match.Method, e.Match.Path)
+		}
+		m := obj{}.with("safe_regex", obj{}.with("regex", routeRegex(e.Match.Path))).
+			with("headers", list{methodMatcher(e.Match.Method)})
+		out = append(out, obj{}.note(what, "name", strconv.FormatInt(cost, 10)).with("match", m).with("route", to))
 	}
 	r := obj{}
-	if len(costs) > 0 {
+	if len(export.Costs(p)) > 0 {
 		r = r.note("every other request costs 1 token", "name", "1")
 	}
 	return append(out, r.with("match", obj{}.with("prefix", "/")).with("route", to))
@@ -295,6 +306,10 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 			fid = export.Approximate
 			why = append(why, b.perWhy)
 		}
+		if b.inexact != "" {
+			fid = export.Approximate
+			why = append(why, b.inexact)
+		}
 		spec, _ := export.PerInstance(p, b.Spec)
 		rate, _, _ := export.Bucket(spec)
 		if !b.exact {
@@ -342,7 +357,7 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 		note("remote_address is the TCP peer; behind another proxy set xff_num_trusted_hops instead",
 			"use_remote_address", true).
 		with("route_config", obj{}.with("name", "ratelab").with("virtual_hosts", list{obj{}.
-			with("name", "api").with("domains", list{"*"}).with("routes", routes(p, costs))})).
+			with("name", "api").with("domains", list{"*"}).with("routes", routes(p))})).
 		with("http_filters", list{
 			obj{}.with("name", "envoy.filters.http.local_ratelimit").with("typed_config", lrl),
 			obj{}.with("name", "envoy.filters.http.router").with("typed_config", obj{}.with("@type", typeRouter)),
@@ -381,9 +396,12 @@ func renderLocal(p policy.Policy, o export.Options) (export.Export, error) {
 			continue
 		}
 		ex.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].cost", i), From: fmt.Sprintf("cost=%d", e.Cost),
-			To:       fmt.Sprintf("route %q (%s %s) + rate_limits[].hits_addend {format: %%ROUTE_NAME%%}", strconv.FormatInt(e.Cost, 10), e.Match.Method, e.Match.Path),
+			To: fmt.Sprintf("route %q (:method %s, safe_regex %s) + rate_limits[].hits_addend {format: %%ROUTE_NAME%%}",
+				strconv.FormatInt(e.Cost, 10), methodRegex(e.Match.Method), routeRegex(e.Match.Path)),
 			Fidelity: export.Exact,
-			Why:      fmt.Sprintf("a request to %s %s takes %d tokens from every bucket it meets: the filter's own rate_limits carry hits_addend, read from the matched route's name (hits_addend is honoured there, not in route-level rate_limits)", e.Match.Method, e.Match.Path, e.Cost)})
+			Why: fmt.Sprintf("a request whose first matching endpoint is %s %s (method ignoring ASCII case, {name} one path segment) takes %d tokens from every bucket it meets: "+
+				"the routes are in policy order, earlier overlapping endpoints first, and the filter's own rate_limits carry hits_addend, read from the matched route's name (hits_addend is honoured there, not in route-level rate_limits)",
+				e.Match.Method, e.Match.Path, e.Cost)})
 	}
 	resp := export.Mapping{Field: "defaults.response", From: responseFrom(p),
 		To:       fmt.Sprintf("status {code: %s}, enable_retry_after_header %t", code, p.Defaults.Response.SendsRetryAfter()),

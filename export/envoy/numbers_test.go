@@ -311,7 +311,8 @@ func routeName(t *testing.T, rs []*routev3.Route, r request) string {
 	path, _, _ := strings.Cut(r.path, "?")
 	for _, rt := range rs {
 		m := rt.GetMatch()
-		hit := (m.GetPath() != "" && path == m.GetPath()) || (m.GetPrefix() != "" && strings.HasPrefix(path, m.GetPrefix()))
+		hit := (m.GetPath() != "" && path == m.GetPath()) || (m.GetPrefix() != "" && strings.HasPrefix(path, m.GetPrefix())) ||
+			(m.GetSafeRegex() != nil && regexp.MustCompile(`^(?:`+m.GetSafeRegex().GetRegex()+`)$`).MatchString(path))
 		for _, h := range m.GetHeaders() {
 			hit = hit && matches(t, h, r)
 		}

@@ -153,6 +153,10 @@ func renderRateLimitService(p policy.Policy, o export.Options) (export.Export, e
 			fid = export.Approximate
 			whys = append(whys, "the service increments every counter of a request, even one it rejects: a request rejected here or by another limit still counts in this window")
 		}
+		if pl.inexact != "" {
+			fid = export.Approximate
+			whys = append(whys, pl.inexact)
+		}
 		if p.Service.Replicas > 1 && p.Service.Enforcement == "local" {
 			fid = export.Approximate
 			whys = append(whys, fmt.Sprintf("the policy's limit is per replica (enforcement: local), the service counts it once for all %d", p.Service.Replicas))

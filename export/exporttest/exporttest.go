@@ -85,3 +85,21 @@ func Hostile(t testing.TB) policy.Policy {
 	}
 	return p
 }
+
+// PathTemplates and Paths are the routing tables of the gateways' path
+// tests: endpoint templates with {name} segments, empty segments and
+// characters special in regular expressions, and request paths around
+// them, for checking a gateway's route against the engine's matcher for
+// every pair.
+var (
+	PathTemplates = []string{
+		"/v1/items/{id}", "/v1/items/special", "/", "/a/", "/a/{x}/b", "/{a}/{b}", "/a//b",
+		"/v1/a.b", "/v1/a+b", "/v1/(x)", "/v1/a%20b", "/v1/$x", "/v1/a*", "/v1/{id}/x.json",
+	}
+	Paths = []string{
+		"/v1/items/7", "/v1/items/special", "/v1/items/", "/v1/items", "/v1/items/7/", "/v1/items/7/x",
+		"/v1/itemsX7", "/V1/items/7", "/x/v1/items/7", "/", "//", "/a", "/a/", "/a/x/b", "/a//b", "/a/x/b/",
+		"/a/b", "/v1/a.b", "/v1/aXb", "/v1/a+b", "/v1/aab", "/v1/(x)", "/v1/x", "/v1/a%20b", "/v1/a b",
+		"/v1/$x", "/v1/a*", "/v1/a", "/v1/aaa", "/v1/7/x.json", "/v1/7/xxjson", "/v1//x.json",
+	}
+)

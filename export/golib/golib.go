@@ -123,7 +123,14 @@ func policyMappings(ex *export.Export, p policy.Policy, shared bool, costWhy str
 	}
 	ex.Add(export.Mapping{Field: "defaults.mode", From: string(mode), To: fmt.Sprintf("shadowMode = %t", mode == policy.ModeShadow),
 		Fidelity: export.Exact, Why: "in shadow mode the middleware logs what it would reject or delay, and serves the request"})
+	for i, t := range p.Tiers {
+		ex.Add(export.Mapping{Field: fmt.Sprintf("tiers[%d].name", i), From: t.Name, To: fmt.Sprintf("tiers[%d] = {%q, %q}", i, t.Name, policy.LowerASCII(t.Name)), Fidelity: export.Exact,
+			Why: "the tier header selects the first tier whose name is the header's value or its lower case, else the first equal to it ignoring ASCII case"})
+	}
 	for i, e := range p.Endpoints {
+		ex.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].match", i), From: strings.ToUpper(e.Match.Method) + " " + e.Match.Path,
+			To: fmt.Sprintf("endpoints[%d]: method %s ignoring ASCII case, path template %s on r.URL.Path", i, strings.ToUpper(e.Match.Method), e.Match.Path), Fidelity: export.Exact,
+			Why: "a request belongs to the first endpoint in policy order that matches it; a {name} segment matches one non-empty segment of the decoded path"})
 		if e.Cost > 1 {
 			ex.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].cost", i), From: strconv.FormatInt(e.Cost, 10),
 				To: fmt.Sprintf("cost %d for %s %s", e.Cost, strings.ToUpper(e.Match.Method), e.Match.Path), Fidelity: export.Exact,
@@ -139,7 +146,7 @@ func policyMappings(ex *export.Export, p policy.Policy, shared bool, costWhy str
 	fm := export.Mapping{Field: "service.on_store_failure", From: string(fail), Fidelity: export.Exact}
 	switch {
 	case shared:
-		em.To, em.Why = "one shared state in Redis for every replica", "redis_rate keeps each client's TAT in Redis"
+		em.To, em.Why = "one shared state in Redis for every replica", "redis_rate keeps each client's TAT in Redis, one key per limit and client (rate:<limit>:<client>); each AllowN is one script on one key, so on a Redis Cluster (pass a *redis.ClusterClient to NewLimiter) a request's limits may sit on different masters, and the middleware asks them one after the other"
 		if enf == calc.Local && n > 1 {
 			em.Fidelity = export.Approximate
 			em.Why = fmt.Sprintf("the policy enforces each limit in each of the %d replicas (%d× in total); redis_rate shares one state, so the service admits each limit once", n, n)
@@ -239,15 +246,17 @@ func renderThrottled(p policy.Policy, o export.Options) (export.Export, error) {
 		doc: `Each limit is a throttled/v2 GCRA limiter whose in-memory store (memstore,
 LRU of maxKeys clients) holds every client of that limit:
 RateQuota{MaxRate, MaxBurst} with MaxBurst = capacity − 1, and a request
-of cost n is RateLimitCtx(ctx, key, n). Use it with
+of cost n is RateLimitCtx(ctx, key, n), every limit at the one instant
+the Limiter's clock gave the request. Use it with
 ratelimit.NewLimiter() and its Middleware(handler).`,
-		imports:     []string{"sync", "github.com/throttled/throttled/v2", "github.com/throttled/throttled/v2/store/memstore"},
-		costWhy:     "the cost is the quantity of RateLimitCtx for every limit the request passes (client, endpoint, global)",
-		limitFields: `	rateQuota throttled.RateQuota // MaxRate: the interval; MaxBurst: capacity − 1`,
-		body:        throttledBody,
+		imports: []string{"sync", "github.com/throttled/throttled/v2", "github.com/throttled/throttled/v2/store/memstore"},
+		costWhy: "the cost is the quantity of RateLimitCtx for every limit the request passes (client, endpoint, global)",
+		limitFields: `	rateQuota throttled.RateQuota // MaxRate: the interval; MaxBurst: capacity − 1
+	interval  time.Duration       // MaxRate's interval: one token's time`,
+		body: throttledBody,
 		fields: func(s algorithms.Spec) string {
 			t, _ := ThrottledParams(s)
-			return fmt.Sprintf("rateQuota: throttled.RateQuota{MaxRate: throttled.PerDuration(%d, %s), MaxBurst: %d}", t.N, goDuration(t.Per), t.MaxBurst)
+			return fmt.Sprintf("rateQuota: throttled.RateQuota{MaxRate: throttled.PerDuration(%d, %s), MaxBurst: %d}, interval: %s", t.N, goDuration(t.Per), t.MaxBurst, goDuration(t.Per/time.Duration(t.N)))
 		},
 		to: func(s algorithms.Spec) string {
 			t, _ := ThrottledParams(s)
@@ -287,7 +296,7 @@ ratelimit.NewLimiter(rdb).Middleware(handler).`,
 			return why
 		},
 		notes: []string{
-			"Every limit of a request is first peeked (AllowN with n = 0: it admits n when Remaining ≥ n), then charged: a request rejected by one limit consumes none of the others. Between the two round trips another replica may take the last tokens; the charge then rejects, and the limits before it in that request stay charged.",
+			"Every limit of a request is first peeked (AllowN with n = 0: it admits n when its ResetAfter ≤ (Burst − n)·Period/Rate), then charged: a request rejected by one limit consumes none of the others. Between the two round trips another replica may take the last tokens; the charge then rejects, and the limits before it in that request stay charged. A limit whose bucket was full starts refilling at the charge, a round trip after the decision: each request that finds it full loses up to one Redis round trip of refill.",
 			"A cost above a limit's burst is rejected without asking Redis, with no Retry-After (it can never pass; redis_rate would answer a finite, misleading RetryAfter).",
 		},
 	}, p, o)
@@ -382,6 +391,10 @@ func (lim *Limiter) check(_ context.Context, ls []*limit, keys []string, cost in
 		}
 		ds[i].remaining = int64(math.Max(0, math.Floor(room+1e-9)))
 		ds[i].reset = time.Duration((float64(rls[i].Burst()) - tokens) / float64(l.rate) * 1e9)
+		if ds[i].allowed && tokens < float64(rls[i].Burst()) {
+			// The next whole token (or queue slot).
+			ds[i].more = time.Duration(math.Ceil((float64(ds[i].remaining) + 1 - room) / float64(l.rate) * 1e9))
+		}
 	}
 	return ds, nil
 }
@@ -392,21 +405,27 @@ const maxKeys = 65536
 
 // Limiter holds a throttled GCRA limiter per limit, each with its own
 // in-memory store of clients. It is safe for concurrent use: one mutex
-// makes a request's decision over all its limits atomic.
+// makes a request's decision over all its limits atomic, and every store
+// reads the same instant for it.
 type Limiter struct {
 	mu       sync.Mutex
 	limiters map[string]*throttled.GCRARateLimiterCtx // by limit name
+	now      time.Time                                // the instant of the request being decided, under mu
+	// Now is the clock (time.Now), read once per request; a test may
+	// set it.
+	Now func() time.Time
 }
 
 // NewLimiter returns a Limiter for the policy's limits.
 func NewLimiter() (*Limiter, error) {
-	lim := &Limiter{limiters: map[string]*throttled.GCRARateLimiterCtx{}}
+	lim := &Limiter{limiters: map[string]*throttled.GCRARateLimiterCtx{}, Now: time.Now}
 	for _, l := range limits {
-		st, err := memstore.NewCtx(maxKeys)
+		st, err := memstore.New(maxKeys)
 		if err != nil {
 			return nil, err
 		}
-		gl, err := throttled.NewGCRARateLimiterCtx(st, l.rateQuota)
+		st.SetTimeNow(func() time.Time { return lim.now })
+		gl, err := throttled.NewGCRARateLimiterCtx(throttled.WrapStoreWithContext(st), l.rateQuota)
 		if err != nil {
 			return nil, err
 		}
@@ -421,6 +440,7 @@ func NewLimiter() (*Limiter, error) {
 func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost int64) ([]decision, error) {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
+	lim.now = lim.Now()
 	ds := make([]decision, len(ls))
 	rejected := false
 	for i, l := range ls {
@@ -451,6 +471,10 @@ func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost 
 			return nil, err
 		}
 		ds[i] = decision{limit: l, allowed: !limited, remaining: int64(res.Remaining), reset: res.ResetAfter, retryAfter: res.RetryAfter}
+		if missing := int64(res.Limit) - int64(res.Remaining); missing > 0 {
+			// TAT − now less the tokens after the next one.
+			ds[i].more = max(0, res.ResetAfter-time.Duration(missing-1)*l.interval)
+		}
 	}
 	return ds, nil
 }
@@ -467,9 +491,19 @@ func NewLimiter(rdb redis.UniversalClient) *Limiter {
 	return &Limiter{rl: redis_rate.NewLimiter(rdb)}
 }
 
-// check peeks every limit first (n = 0: a GCRA admits n exactly when n ≤
-// Remaining), then charges them all if all admit, so that one limit's
-// rejection consumes none of the others.
+// check peeks every limit first (n = 0, which changes nothing a later
+// decision could tell), then charges them all if all admit, so that one
+// limit's rejection consumes none of the others. Each call reads Redis
+// TIME: the peeks and the charges of one request see instants a round
+// trip or two apart.
+//
+// A peek's ResetAfter is TAT − now, and a GCRA admits cost n when
+// TAT + n·T − Burst·T ≤ now (T = Period/Rate): when ResetAfter ≤
+// (Burst − n)·T, which is how check decides. Not by the peek's Remaining:
+// redis_rate computes it in float seconds since 2017 and truncates it, so
+// a rested client's Remaining is Burst − 1 whenever the float error of
+// now − Burst·T falls below (for an interval such as 0.1 s, which binary
+// cannot hold).
 func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost int64) ([]decision, error) {
 	ds := make([]decision, len(ls))
 	rejected := false
@@ -485,16 +519,13 @@ func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost 
 		if err != nil {
 			return nil, err
 		}
-		d := decision{limit: l, allowed: int64(res.Remaining) >= cost, remaining: int64(res.Remaining), reset: res.ResetAfter}
-		if !d.allowed {
-			// Rejected, AllowN writes nothing and says when to retry.
-			res, err := lim.rl.AllowN(ctx, key, l.limit, int(cost))
-			if err != nil {
-				return nil, err
-			}
-			d.allowed = res.Allowed > 0 // tokens came back meanwhile: charged
-			d.retryAfter = max(0, res.RetryAfter)
-			rejected = rejected || !d.allowed
+		d := decision{limit: l, remaining: remaining(l, res.ResetAfter), reset: res.ResetAfter}
+		// How long until cost n passes: TAT + n·T − Burst·T − now.
+		if wait := res.ResetAfter + time.Duration(cost-int64(l.limit.Burst))*interval(l); wait <= 0 {
+			d.allowed = true
+		} else {
+			d.retryAfter = wait
+			rejected = true
 		}
 		ds[i] = d
 	}
@@ -506,8 +537,25 @@ func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost 
 		if err != nil {
 			return nil, err
 		}
-		ds[i] = decision{limit: l, allowed: res.Allowed > 0, remaining: int64(res.Remaining), reset: res.ResetAfter, retryAfter: max(0, res.RetryAfter)}
+		d := decision{limit: l, allowed: res.Allowed > 0, remaining: remaining(l, res.ResetAfter), reset: res.ResetAfter, retryAfter: max(0, res.RetryAfter)}
+		if missing := int64(l.limit.Burst) - d.remaining; missing > 0 {
+			// TAT − now less the tokens after the next one.
+			d.more = max(0, res.ResetAfter-time.Duration(missing-1)*interval(l))
+		}
+		ds[i] = d
 	}
 	return ds, nil
+}
+
+// interval is l's T = Period/Rate, the time one token takes to come back.
+func interval(l *limit) time.Duration {
+	return l.limit.Period / time.Duration(l.limit.Rate)
+}
+
+// remaining is how many requests of cost 1 l admits now, given its
+// ResetAfter (TAT − now): ⌊(Burst·T − ResetAfter)/T⌋, at least 0.
+func remaining(l *limit, resetAfter time.Duration) int64 {
+	t := interval(l)
+	return max(0, int64((time.Duration(l.limit.Burst)*t-resetAfter)/t))
 }
 `

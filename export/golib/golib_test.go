@@ -129,6 +129,20 @@ func TestRender(t *testing.T) {
 						t.Errorf("%s: %s without a reason", l.Field, m.Fidelity)
 					}
 				}
+				// Routing is the engine's: each tier and endpoint match
+				// has an exact mapping.
+				var routing []string
+				for i := range tp.Policy.Tiers {
+					routing = append(routing, fmt.Sprintf("tiers[%d].name", i))
+				}
+				for i := range tp.Policy.Endpoints {
+					routing = append(routing, fmt.Sprintf("endpoints[%d].match", i))
+				}
+				for _, f := range routing {
+					if m, ok := fields[f]; !ok || m.Fidelity != export.Exact {
+						t.Errorf("%s: mapping %+v, want an exact one", f, m)
+					}
+				}
 				for _, f := range []string{"defaults.mode", "defaults.response", "service.enforcement", "service.on_store_failure"} {
 					if _, ok := fields[f]; !ok {
 						t.Errorf("no mapping for %s", f)

@@ -79,9 +79,11 @@ type RedisRateConfig struct {
 }
 
 // RedisRateParams maps s (§12: Burst = C). Why is "" when redis_rate
-// admits what s admits up to its µs clock: token_bucket and gcra whose
-// rate is Rate/Period exactly. leaky_bucket becomes a meter and the
-// windows a bucket, as in [export.Bucket].
+// admits what s admits up to its µs clock and its float seconds (a TAT is
+// stored to 14 significant digits, 10 µs: only a request within that of a
+// refill can be decided the other way): token_bucket and gcra whose rate
+// is Rate/Period exactly. leaky_bucket becomes a meter and the windows a
+// bucket, as in [export.Bucket].
 func RedisRateParams(s algorithms.Spec) (p RedisRateConfig, why string) {
 	r, b, why := export.Bucket(s)
 	n, per := ratePeriod(s, r)

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/policy"
 )
 
@@ -59,6 +60,7 @@ type placed struct {
 	table   string
 	slot    int
 	counter Counter
+	index   int // the endpoint's index in the policy (ScopeEndpoint)
 }
 
 // Render renders p as a complete haproxy.cfg.
@@ -98,6 +100,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		switch l.Scope {
 		case policy.ScopeEndpoint:
 			pl.slot = slotEndpoint
+			pl.index = endpointIndex(p, l)
 		case policy.ScopeGlobal:
 			pl.slot = slotGlobal
 		default:
@@ -108,8 +111,12 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		if replicaWhy != "" {
 			why = replicaWhy + "; " + why
 		}
+		keyTo, keyWhy := keyedBy(l, o)
+		if keyWhy != "" {
+			why += "; " + keyWhy
+		}
 		ex.Add(export.Mapping{Field: l.Field, From: l.Spec.String(),
-			To: fmt.Sprintf("table %s: %s, sc%d", pl.table, c.To(), pl.slot), Fidelity: c.Fidelity, Why: why})
+			To: fmt.Sprintf("table %s: %s, sc%d%s", pl.table, c.To(), pl.slot, keyTo), Fidelity: c.Fidelity, Why: why})
 	}
 
 	status := p.Defaults.Response.Code()
@@ -173,19 +180,39 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 				strings.TrimPrefix(l.table, "ratelab_"), strings.ToLower(o.TierHeader), quote(l.Tier))
 		}
 	}
+	// The endpoint is the first, in policy order, whose method and path
+	// match: each rule sets txn.ratelab_route to its index only while no
+	// earlier one has. Its limit and its cost follow from the index, so an
+	// earlier endpoint without a limit or a cost still shadows a later one.
+	routed := map[int]bool{}
 	for _, l := range lims {
 		if l.Scope == policy.ScopeEndpoint {
-			w("    http-request set-var(txn.ratelab_endpoint) str(%s) if %s\n", strings.TrimPrefix(l.table, "ratelab_"), route(l.Match))
+			routed[l.index] = true
+		}
+	}
+	for _, c := range costs {
+		routed[c.i] = true
+	}
+	if len(routed) > 0 {
+		for i, e := range p.Endpoints {
+			if hasControl(e.Match.Path) {
+				continue // no request line carries it
+			}
+			w("    http-request set-var(txn.ratelab_route) int(%d) if !{ var(txn.ratelab_route) -m found } %s\n", i, route(e.Match))
 		}
 	}
 	if len(costs) > 0 {
 		w("    http-request set-var(txn.ratelab_cost) int(1)\n")
 		for _, c := range costs {
-			w("    http-request set-var(txn.ratelab_cost) int(%d) if %s\n", c.cost, route(p.Endpoints[c.i].Match))
+			w("    http-request set-var(txn.ratelab_cost) int(%d) if { var(txn.ratelab_route) -m int %d }\n", c.cost, c.i)
 		}
 	}
 
-	// Client keys: the header, or the client's address when it is missing.
+	// Client keys: the client's address for key ip, the header for
+	// api_key and account. A request without the header (or with it
+	// empty) has no key: its variable stays unset, and the per-client
+	// limits keyed by it neither track, reject nor count it (see cond);
+	// only the global limit applies, as in the engine.
 	keys := map[policy.Key]bool{}
 	for _, l := range lims {
 		if l.Scope != policy.ScopeGlobal {
@@ -196,10 +223,11 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		if !keys[k] {
 			continue
 		}
-		w("    http-request set-var(txn.ratelab_key_%s) src,concat(@ip)\n", k)
 		if h := o.KeyHeader(k); h != "" {
 			h = strings.ToLower(h)
 			w("    http-request set-var(txn.ratelab_key_%s) req.fhdr(%s),concat(@key) if { req.fhdr(%s) -m len gt 0 }\n", k, h, h)
+		} else {
+			w("    http-request set-var(txn.ratelab_key_%s) src,concat(@ip)\n", k)
 		}
 	}
 
@@ -232,7 +260,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 				w(" hdr Retry-After %d", l.counter.RetryAfter())
 			}
 			if ietf {
-				w(" hdr RateLimit-Policy '\"%s\";q=%d;w=%d'", strings.TrimPrefix(l.table, "ratelab_"), l.counter.Limit, max(1, (l.counter.Period.Milliseconds()+500)/1000))
+				w(" hdr RateLimit-Policy '%s'", headers.Policy(l.Name, l.Spec))
 			}
 			w(" if { var(txn.ratelab_over) -m str %s }\n", strings.TrimPrefix(l.table, "ratelab_"))
 		}
@@ -274,7 +302,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		switch s {
 		case policy.HeadersIETF:
 			m.To, m.Fidelity = "hdr RateLimit-Policy (on rejections, per limit)", export.Approximate
-			m.Why = "the rejection names the limit as q requests per w seconds; RateLimit with the remaining quota is not sent"
+			m.Why = "the rejection names the limit as the policy publishes it everywhere, q requests per w seconds (not the counter it runs as); RateLimit with the remaining quota is not sent"
 		default:
 			m.To, m.Fidelity = "(left out)", export.NotExpressible
 			m.Why = "the remaining quota and reset headers are not generated (they would need per-response arithmetic on the counters)"
@@ -287,7 +315,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 
 	ex.Notes = []string{
 		fmt.Sprintf("A complete haproxy.cfg: it listens on %s and forwards to %s. Add your global settings (logging, user, maxconn), then check it with haproxy -c -f haproxy.cfg and reload.", listen, o.Upstream),
-		fmt.Sprintf("The tier comes from %s, which the authentication layer must set (and strip from clients); clients are keyed by %s or %s, or by their address when the header is missing (keys longer than %d bytes are truncated).", o.TierHeader, o.APIKeyHeader, o.AccountHeader, keyLen),
+		fmt.Sprintf("The tier comes from %s, which the authentication layer must set (and strip from clients); clients are keyed by %s or %s (keys longer than %d bytes are truncated), or by their address for key ip. A request without its key header passes only the global limit: the per-client limits (default, tier, endpoint) keyed by that header do not apply to it.", o.TierHeader, o.APIKeyHeader, o.AccountHeader, keyLen),
 		"Each limit has its own table (backend ratelab_*); inspect one with echo 'show table ratelab_default' | socat stdio /run/haproxy/admin.sock once a stats socket is configured.",
 		"Stick counters: sc0 holds the client's limit, sc1 the endpoint's, sc2 the global one — HAProxy 2.6's three slots, whatever the number of limits.",
 	}
@@ -295,18 +323,20 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 }
 
 // cond is the rule's condition: the limit applies (its tier, its
-// endpoint), and extra.
+// endpoint, and, for a per-client limit keyed by a header, the request
+// carries that header), and extra.
 func cond(l placed, extra string) string {
 	var c string
 	switch l.Scope {
 	case policy.ScopeDefault:
 		c = "!{ var(txn.ratelab_tier) -m found }"
-	case policy.ScopeTier, policy.ScopeEndpoint:
-		v := "tier"
-		if l.Scope == policy.ScopeEndpoint {
-			v = "endpoint"
-		}
-		c = fmt.Sprintf("{ var(txn.ratelab_%s) -m str %s }", v, strings.TrimPrefix(l.table, "ratelab_"))
+	case policy.ScopeTier:
+		c = fmt.Sprintf("{ var(txn.ratelab_tier) -m str %s }", strings.TrimPrefix(l.table, "ratelab_"))
+	case policy.ScopeEndpoint:
+		c = fmt.Sprintf("{ var(txn.ratelab_route) -m int %d }", l.index)
+	}
+	if l.Scope != policy.ScopeGlobal && (l.Key == policy.KeyAPIKey || l.Key == policy.KeyAccount) {
+		c += fmt.Sprintf(" { var(txn.ratelab_key_%s) -m found }", l.Key)
 	}
 	if extra != "" {
 		if c != "" {
@@ -320,6 +350,33 @@ func cond(l placed, extra string) string {
 	return " if " + c
 }
 
+// keyedBy is what a limit's table is keyed by, for its mapping's To, and
+// when that is a header, the Why of what a request without it gets.
+func keyedBy(l policy.Limit, o export.Options) (to, why string) {
+	if l.Scope == policy.ScopeGlobal {
+		return ", one entry for all clients", ""
+	}
+	switch l.Key {
+	case policy.KeyIP:
+		return ", keyed by the client address", ""
+	case policy.KeyGlobal:
+		return ", one entry for all the tier's clients", ""
+	}
+	h := o.KeyHeader(l.Key)
+	return ", keyed by " + h + " (a request without it skips this limit)",
+		"a request without " + h + " has no key: this limit neither rejects nor counts it, and it passes only the global limit, as in ratelab's engine"
+}
+
+// endpointIndex is the index in p.Endpoints of the endpoint limit l.
+func endpointIndex(p policy.Policy, l policy.Limit) int {
+	for i := range p.Endpoints {
+		if l.Field == fmt.Sprintf("endpoints[%d].limit", i) {
+			return i
+		}
+	}
+	return -1
+}
+
 // keyExpr is the sample that identifies a client for key k.
 func keyExpr(k policy.Key) string {
 	if k == policy.KeyGlobal {
@@ -328,14 +385,15 @@ func keyExpr(k policy.Key) string {
 	return "var(txn.ratelab_key_" + string(k) + ")"
 }
 
-// route is the condition matching an endpoint: its method (any when
-// empty) and its path, exactly, or as a regular expression with one
-// segment per {name} for a template. HAProxy's path is the request's
-// path as sent, %XX escapes included, as the policy writes it.
+// route is the condition matching an endpoint: its method ignoring ASCII
+// case (any when empty) and its path, exactly, or as an anchored regular
+// expression with one non-empty segment ([^/]+) per {name} for a
+// template. HAProxy's path is the request's path as sent, without the
+// query, %XX escapes included, as the policy writes it.
 func route(m policy.Match) string {
 	s := ""
 	if m.Method != "" {
-		s = fmt.Sprintf("{ method %s } ", strings.ToUpper(m.Method))
+		s = fmt.Sprintf("{ method,upper -m str -- %s } ", quote(strings.ToUpper(m.Method)))
 	}
 	if policy.IsTemplate(m.Path) {
 		return s + fmt.Sprintf("{ path -m reg -- %s }", quote(policy.PathRegex(m.Path)))

@@ -65,14 +65,23 @@ func TestRenderStructure(t *testing.T) {
 		// Leaky (2.5/s, queue 5) → 6 per 2.4 s, kept two periods.
 		"stick-table type string len 128 size 100k expire 4800ms store gpc0_rate(2400ms)\n",
 		// Slots: sc0 client (default or tier), sc1 endpoint, sc2 global.
-		"http-request track-sc0 var(txn.ratelab_key_api_key) table ratelab_default if !{ var(txn.ratelab_tier) -m found }\n",
+		// A per-client limit keyed by a header applies only when the
+		// request carries it (the key variable is set only then); key
+		// ip always has the address; the global limit always applies.
+		"http-request track-sc0 var(txn.ratelab_key_api_key) table ratelab_default if !{ var(txn.ratelab_tier) -m found } { var(txn.ratelab_key_api_key) -m found }\n",
 		"http-request track-sc0 var(txn.ratelab_key_ip) table ratelab_tier_anonymous if { var(txn.ratelab_tier) -m str tier_anonymous }\n",
-		"http-request track-sc0 var(txn.ratelab_key_account) table ratelab_tier_partner if",
-		"http-request track-sc1 var(txn.ratelab_key_api_key) table ratelab_endpoint_1 if { var(txn.ratelab_endpoint) -m str endpoint_1 }\n",
+		"http-request track-sc0 var(txn.ratelab_key_account) table ratelab_tier_partner if { var(txn.ratelab_tier) -m str tier_partner } { var(txn.ratelab_key_account) -m found }\n",
+		"http-request track-sc1 var(txn.ratelab_key_api_key) table ratelab_endpoint_1 if { var(txn.ratelab_route) -m int 1 } { var(txn.ratelab_key_api_key) -m found }\n",
 		"http-request track-sc2 str(all) table ratelab_global\n",
-		"http-request set-var(txn.ratelab_endpoint) str(endpoint_1) if { method POST } { path -m str -- '/v1/orders' }\n",
-		// Cost 8 for GET /v1/reports: over when rate + 8 > limit.
-		"http-request set-var(txn.ratelab_cost) int(8) if { method GET } { path -m str -- '/v1/reports' }\n",
+		"http-request set-var(txn.ratelab_key_ip) src,concat(@ip)\n",
+		"http-request set-var(txn.ratelab_key_api_key) req.fhdr(x-api-key),concat(@key) if { req.fhdr(x-api-key) -m len gt 0 }\n",
+		"http-request set-var(txn.ratelab_over) str(default) if !{ var(txn.ratelab_tier) -m found } { var(txn.ratelab_key_api_key) -m found } { sc_gpc0_rate(0),add(txn.ratelab_cost) gt 6 }\n",
+		"http-request set-var(txn.ratelab_over) str(global) if { sc_gpc0_rate(2),add(txn.ratelab_cost) gt 1600 }\n",
+		// The first matching endpoint, in policy order, is the route; its
+		// method ignoring case.
+		"http-request set-var(txn.ratelab_route) int(1) if !{ var(txn.ratelab_route) -m found } { method,upper -m str -- 'POST' } { path -m str -- '/v1/orders' }\n",
+		// Cost 8 for GET /v1/reports (endpoints[0]): over when rate + 8 > limit.
+		"http-request set-var(txn.ratelab_cost) int(8) if { var(txn.ratelab_route) -m int 0 }\n",
 		"{ sc_gpc0_rate(0),add(txn.ratelab_cost) gt 6 }",
 		// Counted only when admitted, cost times.
 		"http-request sc-inc-gpc0(0) if !{ var(txn.ratelab_over) -m found }\n",
@@ -97,6 +106,24 @@ func TestRenderStructure(t *testing.T) {
 	i := strings.LastIndex(body, "set-var(txn.ratelab_over)")
 	if !strings.Contains(body[i:i+80], "str(tier_batch)") {
 		t.Errorf("the last over rule is %q, want the batch tier's", body[i:i+80])
+	}
+	// A missing key header is no key, not the client's address.
+	for _, k := range []string{"api_key", "account"} {
+		if strings.Contains(body, "set-var(txn.ratelab_key_"+k+") src") {
+			t.Errorf("key %s falls back to the client address", k)
+		}
+	}
+	for _, m := range ex.Mappings {
+		switch m.Field {
+		case "defaults.limit", "endpoints[1].limit":
+			if !strings.Contains(m.To, "keyed by X-API-Key (a request without it skips this limit)") || !strings.Contains(m.Why, "passes only the global limit") {
+				t.Errorf("%s: mapping %q (%s) does not say a request without X-API-Key skips it", m.Field, m.To, m.Why)
+			}
+		case "tiers[0].limit":
+			if !strings.Contains(m.To, "keyed by the client address") || strings.Contains(m.Why, "without") {
+				t.Errorf("%s: mapping %q (%s), want keyed by the client address", m.Field, m.To, m.Why)
+			}
+		}
 	}
 	if strings.Contains(body, "X-RateLimit-Would-Reject") {
 		t.Error("an enforcing policy must reject, not mark")

@@ -71,6 +71,15 @@ func TestHAProxyAcceptsEveryPolicy(t *testing.T) {
 // loopback port until the test ends, and returns its base URL.
 func startHAProxy(t *testing.T, p policy.Policy, upstream string) string {
 	t.Helper()
+	url, _ := startHAProxyWith(t, p, upstream, nil)
+	return url
+}
+
+// startHAProxyWith is startHAProxy with the config passed through edit
+// (nil: as exported); it also returns the file HAProxy's standard output
+// and error go to.
+func startHAProxyWith(t *testing.T, p policy.Policy, upstream string, edit func([]byte) []byte) (url, logPath string) {
+	t.Helper()
 	bin := integration.Need(t, "haproxy", "haproxy")
 	var out string
 	for range 3 {
@@ -78,6 +87,9 @@ func startHAProxy(t *testing.T, p policy.Policy, upstream string) string {
 		ex, err := Render(p, export.Options{Upstream: upstream, Listen: addr})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if edit != nil {
+			ex.Body = edit(ex.Body)
 		}
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, ex.Filename)
@@ -111,13 +123,13 @@ func startHAProxy(t *testing.T, p policy.Policy, upstream string) string {
 					t.Logf("haproxy output:\n%s\n--- export ---\n%s", b, ex.Body)
 				}
 			})
-			return "http://" + addr
+			return "http://" + addr, filepath.Join(dir, "haproxy.log")
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
 		out = string(b)
 	}
 	t.Fatalf("haproxy did not start:\n%s", out)
-	return ""
+	return "", ""
 }
 
 // ready waits up to 5 s for addr to accept connections; false if the
@@ -213,34 +225,20 @@ func replay(t *testing.T, url, path string, schedule []time.Duration) []shot {
 	return out
 }
 
-// haproxyModel is HAProxy 2.6's frequency counter (freq_ctr.c) as the
-// file uses it, over milliseconds since the key's first request: periods
-// follow each other from the first request, the estimate is
-// curr + ⌊prev·(W − elapsed)/W⌋ (just prev when curr = 0 and prev ≤ 1,
-// HAProxy's anti-flapping rule), a request is rejected when the estimate
-// is at least limit, and only admitted requests are counted — or, with
-// countRejected, every request, as http_req_rate would.
+// haproxyModel is how many of the requests at times the file admits with
+// a counter of limit per window (Counter's model of HAProxy's frequency
+// counter), counting only admitted requests — or, with countRejected,
+// every request, as http_req_rate would.
 func haproxyModel(limit int64, window time.Duration, times []time.Duration, countRejected bool) (admitted int) {
-	w := window.Milliseconds()
-	var k, prev, curr int64 = 0, 0, 0
+	c := Counter{Limit: limit, Period: window}
+	var m Meter
 	for _, at := range times {
-		t := at.Milliseconds()
-		switch wk := t / w; {
-		case wk == k+1:
-			k, prev, curr = wk, curr, 0
-		case wk > k+1:
-			k, prev, curr = wk, 0, 0
-		}
-		est := curr + prev*(w-(t-k*w))/w
-		if curr == 0 && prev <= 1 {
-			est = prev
-		}
-		ok := est < limit
+		ok := !c.Over(m, at, 1)
 		if ok {
 			admitted++
 		}
 		if ok || countRejected {
-			curr++
+			c.Charge(&m, at, 1)
 		}
 	}
 	return admitted

@@ -12,7 +12,10 @@
 // specific of consumer+route, consumer, route, service, global.
 //
 // Layout of the export: a service to Options.Upstream with a catch-all
-// route and one route per endpoint that has a limit or a cost; the default
+// route and one route per endpoint that has a limit or a cost (and per
+// earlier endpoint that overlaps one, without plugins), each a regex path
+// of the template ({name} as one segment) with regex_priority in policy
+// order, so the first matching endpoint wins; the default
 // limit as the service's plugin; each tier as a consumer whose plugin
 // replaces it (key-auth's anonymous consumer takes unauthenticated
 // clients); endpoint limits as route plugins, repeated as consumer+route
@@ -21,16 +24,11 @@
 // window of that unit (burst + rate × unit for the buckets), so Kong never
 // rejects a conforming client but lets up to twice that through across a
 // window edge; only a fixed window of exactly one unit is exact.
-//
-// [Validate] re-implements the rules of the rate-limiting plugin's schema
-// and of the decK file on a strict decode, since no Kong tool installs
-// here.
 package kong
 
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +196,10 @@ type route struct {
 	endpoint int // -1: catch-all
 	methods  []string
 	paths    []string
-	plugin   *plugin // route-scoped
+	// regexPriority orders the endpoint routes, all of one method and a
+	// regex path: Kong tries a higher one first.
+	regexPriority int
+	plugin        *plugin // route-scoped
 }
 
 // consumer is one tier's consumer.
@@ -214,5 +215,6 @@ func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 // ident is s as a Kong entity name: lower case letters, digits and '-'.
 func ident(s string) string { return strings.Trim(strings.ReplaceAll(policy.Ident(s), "_", "-"), "-") }
 
-// pathRegex is Kong 3's regex path matching exactly path.
-func pathRegex(path string) string { return "~" + regexp.QuoteMeta(path) + "$" }
+// pathRegex is the Kong 3 regex path (Kong anchors it at the start of the
+// path) matching exactly the paths the template matches, up to the end.
+func pathRegex(template string) string { return "~" + export.PathPattern(template) + "$" }

@@ -70,21 +70,39 @@ func plan(p policy.Policy, o export.Options) *layout {
 		}
 	}
 	lo.routes = append(lo.routes, route{name: lo.service + "-all", endpoint: -1, paths: []string{"/"}})
-	for i, e := range p.Endpoints {
-		if endpointLimit[i] == nil && e.Cost <= 1 {
-			continue
+	// Routes for the endpoints with a limit or a cost, and for each
+	// earlier endpoint a request could match as well: the policy gives
+	// such a request to the earlier one (no limit, cost 1), which the
+	// route without plugins does, where otherwise the later endpoint's
+	// route would take it. regex_priority follows the policy's order.
+	need := func(i int) bool { return endpointLimit[i] != nil || p.Endpoints[i].Cost > 1 }
+	var routed []int
+	for i := range p.Endpoints {
+		r := need(i)
+		for j := i + 1; !r && j < len(p.Endpoints); j++ {
+			r = need(j) && policy.Overlaps(p.Endpoints[i].Match, p.Endpoints[j].Match)
 		}
-		r := route{name: fmt.Sprintf("%s-endpoint-%d", lo.service, i), endpoint: i, paths: []string{pathRegex(e.Match.Path)}}
+		if r {
+			routed = append(routed, i)
+		}
+	}
+	for pos, i := range routed {
+		e := p.Endpoints[i]
+		r := route{name: fmt.Sprintf("%s-endpoint-%d", lo.service, i), endpoint: i, paths: []string{pathRegex(e.Match.Path)},
+			regexPriority: len(routed) - pos}
 		if e.Match.Method != "" {
 			r.methods = []string{strings.ToUpper(e.Match.Method)}
 		}
 		switch {
 		case endpointLimit[i] != nil:
 			r.plugin = endpointLimit[i]
-		case def != nil:
+		case e.Cost > 1 && def != nil:
 			r.plugin = pl.costPlugin(def, i, e.Cost)
 		}
 		lo.routes = append(lo.routes, r)
+		if !need(i) {
+			continue
+		}
 		for ci := range lo.consumers {
 			c := &lo.consumers[ci]
 			var cp *plugin
@@ -148,6 +166,9 @@ func render(p policy.Policy, o export.Options) (export.Export, error) {
 		b.WriteString("        paths:\n")
 		for _, pa := range r.paths {
 			fmt.Fprintf(&b, "          - %q\n", pa)
+		}
+		if r.regexPriority > 0 {
+			fmt.Fprintf(&b, "        regex_priority: %d\n", r.regexPriority)
 		}
 		b.WriteString("        strip_path: false\n")
 		if r.plugin != nil {
@@ -234,7 +255,7 @@ func (lo *layout) mappings(e *export.Export) {
 	}
 	var endpointRoutes []string
 	for _, r := range lo.routes {
-		if r.endpoint >= 0 {
+		if r.endpoint >= 0 && r.plugin != nil {
 			endpointRoutes = append(endpointRoutes, r.name)
 		}
 	}
@@ -267,6 +288,18 @@ func (lo *layout) mappings(e *export.Export) {
 			m.Why = join(m.Why, "on this route it replaces the client's default or tier limit (Kong runs one rate-limiting per request), so the client's own limit does not count these requests")
 		}
 		e.Add(m)
+	}
+	for _, r := range lo.routes {
+		if r.endpoint < 0 {
+			continue
+		}
+		ep := p.Endpoints[r.endpoint]
+		e.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].match", r.endpoint), From: ep.Match.Method + " " + ep.Match.Path,
+			To:       fmt.Sprintf("route %s: methods %s, path %s, regex_priority %d", r.name, strings.Join(r.methods, ","), r.paths[0], r.regexPriority),
+			Fidelity: export.Exact,
+			Why: "each {name} matches exactly one non-empty path segment and the rest of the template literally, as in the policy; " +
+				"regex_priority follows the policy's order of endpoints, so the first matching endpoint decides, as the policy's rule; " +
+				"the route names the method in upper case while the policy ignores the case of the request's method (HTTP methods are case-sensitive), so a client sending it in lower case may get no endpoint limit or cost"})
 	}
 	if g := lo.global; g != nil {
 		e.Add(export.Mapping{Field: g.field, From: g.spec.String(), To: "left out (commented: service plugin " + g.params() + ")",
@@ -369,7 +402,7 @@ func (lo *layout) notes() []string {
 	n := []string{
 		fmt.Sprintf("The service proxies to %s; Kong's own address is proxy_listen in kong.conf (proxy_listen = %s).", upstreamURL(o), proxyListen(o.Listen)),
 		"Check with deck file validate kong.yaml (offline) and deck gateway validate kong.yaml (against Kong), then apply with deck gateway sync kong.yaml.",
-		"Routes keep the path (strip_path: false); endpoint routes match the exact path with a Kong 3 regex path (~…$) and win over the catch-all route (path /) because they match more attributes.",
+		"Routes keep the path (strip_path: false); endpoint routes match the path template with a Kong 3 regex path (~…$, each {name} one segment) and win over the catch-all route (path /) because they match more attributes; among them regex_priority follows the policy's order, so the first matching endpoint wins.",
 		fmt.Sprintf("limit_by header reads %s (API keys) or %s (accounts); a request without the header is counted by client IP instead.", o.APIKeyHeader, o.AccountHeader),
 	}
 	if lo.anonymous != "" {

@@ -2,6 +2,9 @@ package nginx
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,7 +33,7 @@ func TestRenderEveryPolicy(t *testing.T) {
 				fields[m.Field] = true
 			}
 			for _, l := range tp.Policy.Limits() {
-				if !bytes.Contains(a.Body, []byte("zone=ratelab_"+l.Name+":")) {
+				if !bytes.Contains(a.Body, []byte("zone="+Prefix(tp.Policy.Metadata.Name)+"__"+l.Name+":")) {
 					t.Errorf("no zone for %s", l.Field)
 				}
 			}
@@ -66,36 +69,38 @@ func TestRenderStructure(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := string(ex.Body)
+	P := Prefix("every-algorithm") + "__"
 	want := []string{
 		// Tier selection from the tier header, unknown tier → "".
-		"map \"t:$http_x_tier\" $ratelab_tier {\n    default \"\";\n",
+		"map \"t:$http_x_tier\" $" + P + "tier {\n    default \"\";\n",
 		"    \"t:Paid Plus\" tier_paid_plus;\n",
 		// api_key and account keys, the address when missing.
-		"map $http_x_api_key $ratelab_client_api_key {\n    \"\" \"ip:$binary_remote_addr\";\n    default \"key:$http_x_api_key\";\n}",
-		"map $http_x_account_id $ratelab_client_account {",
+		// A request without its key passes only the global limit.
+		"map $http_x_api_key $" + P + "api_key {\n    \"\" \"\";\n    default \"key:$http_x_api_key\";\n}",
+		"map $http_x_account_id $" + P + "account {",
+		// The endpoint: regular expressions only, in policy order.
+		"map \"$request_method $uri\" $" + P + "ep {\n    default \"\";\n    \"~^GET /v1/reports$\" e0;\n    \"~^POST /v1/orders$\" e1;\n    \"~^GET /v1/search$\" e2;\n}",
 		// The default limit counts only requests without a tier.
-		"map $ratelab_tier $ratelab_key_default {\n    \"\" $ratelab_client_api_key;\n    default \"\";\n}",
+		"map $" + P + "tier $" + P + "k0 {\n    \"\" $" + P + "api_key;\n    default \"\";\n}",
 		// The anonymous tier is keyed by address.
-		"map $ratelab_tier $ratelab_key_tier_anonymous {\n    tier_anonymous $binary_remote_addr;\n    default \"\";\n}",
-		// Endpoint limits count only their method.
-		"map $request_method $ratelab_key_endpoint_1 {\n    \"POST\" $ratelab_client_api_key;\n    default \"\";\n}",
+		"map $" + P + "tier $" + P + "k1 {\n    tier_anonymous $binary_remote_addr;\n    default \"\";\n}",
+		// Endpoint limits count only their endpoint.
+		"map $" + P + "ep $" + P + "k6 {\n    e1 $" + P + "api_key;\n    default \"\";\n}",
 		// Leaky bucket 2.5/s queue 5: 150r/m, burst=5 without nodelay.
-		"limit_req_zone $ratelab_key_default zone=ratelab_default:10m rate=150r/m;",
-		"limit_req zone=ratelab_default burst=5;\n",
+		"limit_req_zone $" + P + "k0 zone=" + P + "default:10m rate=150r/m;",
+		"    limit_req zone=" + P + "default burst=5;\n",
+		"    limit_req zone=" + P + "endpoint_1 burst=99 nodelay;\n",
 		// Global: a constant key.
-		`limit_req_zone "global" zone=ratelab_global:1m rate=800r/s;`,
+		`limit_req_zone "global" zone=` + P + `global:1m rate=800r/s;`,
 		"limit_req_status 429;",
-		"error_page 429 = @ratelab_limited;",
-		"upstream ratelab_upstream {\n    server 10.0.0.1:9000;\n}",
+		"error_page 429 = @" + P + "limited;",
+		"upstream " + P + "upstream {\n    server 10.0.0.1:9000;\n}",
 		"listen 127.0.0.1:8088;",
-		// The endpoint's location matches its path exactly, has its own
-		// limit and repeats the server's.
-		"location = \"/v1/orders\" {\n        limit_req zone=ratelab_endpoint_1 burst=99 nodelay; # POST endpoints[1].limit\n        limit_req zone=ratelab_default burst=5;\n",
-		"proxy_pass http://ratelab_upstream;",
+		"proxy_pass http://" + P + "upstream;",
 		// Retry-After: the slowest limit is the batch tier, 1000/h →
 		// 17r/m = 283 milli/s → ⌈1000/283⌉ = 4 s.
 		"add_header Retry-After 4 always;",
-		`add_header RateLimit-Policy $ratelab_ratelimit_policy always;`,
+		`add_header RateLimit-Policy $` + P + `rlp always;`,
 		// The anonymous tier (1/s, 10) as a window: 10 per 10 s.
 		`tier_anonymous '"tier_anonymous";q=10;w=10';`,
 	}
@@ -104,16 +109,13 @@ func TestRenderStructure(t *testing.T) {
 			t.Errorf("the file lacks %q", s)
 		}
 	}
-	// Each endpoint location repeats every server-level limit_req line:
-	// 1 default + 5 tiers + 1 global, plus its own.
-	loc := body[strings.Index(body, "location = \"/v1/orders\""):]
-	loc = loc[:strings.Index(loc, "}")]
-	if n := strings.Count(loc, "limit_req zone="); n != 8 {
-		t.Errorf("the /v1/orders location has %d limit_req lines, want 8:\n%s", n, loc)
+	// One server, no endpoint locations: every limit once, at the server.
+	if strings.Count(body, "\n    location ") != 2 {
+		t.Errorf("want location / and the named location only, got %d locations", strings.Count(body, "\n    location "))
 	}
-	for _, z := range []string{"default", "tier_anonymous", "tier_partner", "tier_batch", "tier_search", "tier_paid_plus", "global", "endpoint_1"} {
-		if strings.Count(loc, "zone=ratelab_"+z+" ") != 1 {
-			t.Errorf("the /v1/orders location has zone %s %d times, want once", z, strings.Count(loc, "zone=ratelab_"+z+" "))
+	for _, l := range p.Limits() {
+		if n := strings.Count(body, "limit_req zone="+P+l.Name+" "); n != 1 {
+			t.Errorf("%s: %d limit_req lines, want 1", l.Field, n)
 		}
 	}
 	if strings.Contains(body, "limit_req_dry_run") {
@@ -137,7 +139,7 @@ func TestRenderResponseAndShadow(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := string(ex.Body)
-	for _, s := range []string{"limit_req_status 503;", "limit_req_dry_run on;", "error_page 503 = @ratelab_limited;", "return 503 '"} {
+	for _, s := range []string{"limit_req_status 503;", "limit_req_dry_run on;", "error_page 503 = @ratelab_edge__limited;", "return 503 '"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the file lacks %q", s)
 		}
@@ -182,11 +184,12 @@ func TestRenderOddNames(t *testing.T) {
 	body := string(ex.Body)
 	for _, s := range []string{
 		`"t:say \"hi\"" tier_say__hi_;`,
-		// Two endpoints on one path share one location.
-		`location = "/a \"b\"" {`,
-		// A template: a regular expression, %20 decoded, '.' quoted (the
-		// backslash doubled inside nginx's quotes).
-		`location ~ "^/v1/a\\.b c/[^/]+/x$" {`,
+		// Two endpoints on one path: one entry each, by method.
+		`"~^GET /a \"b\"$" e0;`,
+		`"~^POST /a \"b\"$" e1;`,
+		// A template: %20 decoded, '.' quoted (the backslash doubled
+		// inside nginx's quotes).
+		`"~^GET /v1/a\\.b c/[^/]+/x$" e2;`,
 	} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the file lacks %q", s)
@@ -198,14 +201,14 @@ func TestRenderOddNames(t *testing.T) {
 		if l.Field == "tiers[2].limit" || l.Field == "endpoints[3].limit" {
 			continue // left out, below
 		}
-		z := "zone=ratelab_" + l.Name + ":"
+		z := "zone=" + Prefix("odd\nname") + "__" + l.Name + ":"
 		if zones[z] || strings.Count(body, z) != 1 {
 			t.Errorf("%s: zone %s is not defined exactly once", l.Field, z)
 		}
 		zones[z] = true
 	}
-	if strings.Count(body, "location = ") != 1 {
-		t.Errorf("want one location for the two endpoints of one path, got %d", strings.Count(body, "location = "))
+	if strings.Contains(body, "e3;") {
+		t.Error("the endpoint whose path decodes to a NUL reached the endpoint map")
 	}
 	if strings.Contains(body, "odd\nname") {
 		t.Error("a line break in the policy name reached the file")
@@ -215,5 +218,40 @@ func TestRenderOddNames(t *testing.T) {
 	}
 	if !hasMapping(ex, "tiers[2].limit", export.NotExpressible) {
 		t.Error("tier paid (the same as Paid to nginx) should be left out as not_expressible")
+	}
+}
+
+// TestPrefix: names of different policies never meet, even when
+// policy.Ident makes them equal, and are nginx identifiers without "__"
+// short enough for nginx's variable hash (64-byte buckets).
+func TestPrefix(t *testing.T) {
+	hash := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:6]) }
+	long := strings.Repeat("a", 15)
+	tests := []struct{ name, want string }{
+		{"live", "ratelab_live"},
+		{"7up", "ratelab_7up"},
+		{"odd names", "ratelab_odd_names_" + hash("odd names")},
+		{"odd_names", "ratelab_odd_names_" + hash("odd_names")},
+		{"Odd  names", "ratelab_odd_names_" + hash("Odd  names")},
+		{"", "ratelab_x_" + hash("")},
+		{"_", "ratelab_x_" + hash("_")},
+		{" a", "ratelab_a_" + hash(" a")},
+		{long, "ratelab_" + long[:14] + "_" + hash(long)},
+		{"ü", "ratelab_x_" + hash("ü")},
+	}
+	seen := map[string]string{}
+	ident := regexp.MustCompile(`^ratelab_[a-z0-9_]+$`)
+	for _, tt := range tests {
+		got := Prefix(tt.name)
+		if got != tt.want {
+			t.Errorf("Prefix(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+		if !ident.MatchString(got) || strings.Contains(got, "__") || len(got) > 46-len("__api_key") {
+			t.Errorf("Prefix(%q) = %q: not [a-z0-9_], has \"__\" or is too long", tt.name, got)
+		}
+		if other, dup := seen[got]; dup {
+			t.Errorf("Prefix(%q) = Prefix(%q) = %q", tt.name, other, got)
+		}
+		seen[got] = tt.name
 	}
 }

@@ -120,12 +120,15 @@ func (p Param) RetryAfter() int64 {
 // ParamFor maps one limit (already divided over replicas when it must be)
 // to limit_req:
 //
-//	token_bucket, gcra (r, b)  rate=r burst=b−1 nodelay   exact if r is whole per s or per min
+//	token_bucket, gcra (r, b)  rate=r burst=b−1 nodelay   exact if r is whole per second
 //	leaky_bucket (r, q)        rate=r burst=q             the queue: nginx delays, exact likewise
 //	windows (L, W)             rate=L/W burst=L−1 nodelay approximate (export.Bucket)
 //
 // A rate nginx cannot write exactly is rounded to the nearest whole r/s or
-// r/m and the mapping is approximate, with the relative error.
+// r/m and the mapping is approximate, with the relative error. A rate
+// written per minute that is not a whole number per second (7.5/s as
+// 450r/m) is approximate too: nginx's leak drifts by up to
+// [Rate.LeakLoss] at each admitted request.
 func ParamFor(s algorithms.Spec) Param {
 	var p Param
 	var why []string
@@ -151,10 +154,41 @@ func ParamFor(s algorithms.Spec) Param {
 		why = append(why, fmt.Sprintf("nginx takes whole requests per second or minute and keeps milli-requests/s: %s/s is written %s, enforced as %s/s (%+.3g %%)",
 			fmtFloat(r), rate, fmtFloat(rate.PerSecond()), 100*e))
 	}
+	if loss, ms := rate.LeakLoss(); loss > 0 {
+		fid = export.Worst(fid, export.Approximate)
+		why = append(why, fmt.Sprintf("%s is %d milli-requests/s, not a whole number of requests per second: at each admitted request nginx leaks ⌊%d·Δms/1000⌋ milli-requests and drops the rest, up to %s milli-request (%s ms of refill) each time; the loss adds up while the key's excess stays above 0, so after n admitted requests without the bucket refilling completely nginx refills up to n·%s ms later than the policy (%s ms after 100) and rejects a request arriving that close to its refill",
+			rate, rate.Milli(), rate.Milli(), fmtFloat(loss), fmtMs(ms), fmtMs(ms), fmtMs(100*ms)))
+	}
 	p.Fidelity = fid
 	p.Why = join(why)
 	return p
 }
+
+// LeakLoss bounds what nginx's integer leak loses at each admitted
+// request: nginx leaks ⌊R·Δms/1000⌋ milli-requests for R milli-requests/s
+// and Δms whole milliseconds since the key's last update, and drops the
+// remainder. The remainder is a multiple of g/1000 milli-requests, g =
+// gcd(R, 1000), so it is at most loss = (1000−g)/1000 milli-requests, ms =
+// (1000−g)/R milliseconds of refill. Both are 0 for whole requests per
+// second (R a multiple of 1000), where the leak is exact.
+func (r Rate) LeakLoss() (loss, ms float64) {
+	m := r.Milli()
+	if m <= 0 || m%1000 == 0 {
+		return 0, 0
+	}
+	g := gcd(m, 1000)
+	return float64(1000-g) / 1000, float64(1000-g) / float64(m)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// fmtMs is a duration in milliseconds to 3 significant digits.
+func fmtMs(ms float64) string { return fmt.Sprintf("%.3g", ms) }
 
 func fmtFloat(f float64) string { return fmt.Sprint(f) }
 

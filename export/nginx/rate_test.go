@@ -75,14 +75,21 @@ func TestParamFor(t *testing.T) {
 	}{
 		// (r, b) = (5, 10): burst = 10 − 1 = 9; Retry-After ⌈1/5⌉ = 1.
 		{"token bucket", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 5, Burst: 10}, "rate=5r/s burst=9 nodelay", export.Exact, 1},
-		// (0.5, 3): 30r/m, burst 2; Retry-After 1/0.5 = 2.
-		{"gcra per minute", algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 3}, "rate=30r/m burst=2 nodelay", export.Exact, 2},
+		// (0.5, 3): 30r/m, burst 2; Retry-After 1/0.5 = 2. 500 milli/s is
+		// not whole per second: the leak drifts, approximate.
+		{"gcra per minute", algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 3}, "rate=30r/m burst=2 nodelay", export.Approximate, 2},
+		// 7.5/s = 450r/m = 7500 milli/s exactly, but the leak drifts.
+		{"7.5 per second", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 7.5, Burst: 2}, "rate=450r/m burst=1 nodelay", export.Approximate, 1},
+		// 60r/m is 1r/s, written per second: exact.
+		{"whole per second", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 100}, "rate=1r/s burst=99 nodelay", export.Exact, 1},
 		// b = 1: burst = 0 is nginx's default and may not be written.
 		{"burst of one", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 1}, "rate=1r/s nodelay", export.Exact, 1},
 		// (5/3, 17): 100r/m (−0.04 %) makes it approximate.
 		{"rounded rate", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 5.0 / 3, Burst: 17}, "rate=100r/m burst=16 nodelay", export.Approximate, 1},
-		// Leaky queue (2.5, 5): burst = queue = 5, no nodelay (nginx delays).
-		{"leaky queue", algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 2.5, Queue: 5}, "rate=150r/m burst=5", export.Exact, 1},
+		// Leaky queue (2.5, 5): burst = queue = 5, no nodelay (nginx
+		// delays); 150r/m drifts, approximate.
+		{"leaky queue", algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 2.5, Queue: 5}, "rate=150r/m burst=5", export.Approximate, 1},
+		{"leaky queue per second", algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 2, Queue: 5}, "rate=2r/s burst=5", export.Exact, 1},
 		{"leaky without queue", algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 3, Queue: 0}, "rate=3r/s", export.Exact, 1},
 		// Window 100/60s as a bucket: r = 100/60 → 100r/m, b = 100 → burst 99.
 		{"sliding window", algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 100, Window: time.Minute}, "rate=100r/m burst=99 nodelay", export.Approximate, 1},
@@ -99,6 +106,40 @@ func TestParamFor(t *testing.T) {
 			}
 			if p.Why == "" {
 				t.Errorf("ParamFor(%s) has no Why; every bucket states burst = b − 1 or the queue", tt.spec)
+			}
+		})
+	}
+}
+
+// TestLeakLoss: nginx leaks ⌊R·Δms/1000⌋ milli-requests; the worst
+// remainder is found here by trying every Δms over one full cycle (1000
+// ms repeats the remainders), not by the gcd formula under test.
+func TestLeakLoss(t *testing.T) {
+	tests := []struct {
+		name string
+		rate Rate
+	}{
+		{"5r/s", Rate{N: 5}},
+		{"450r/m (7.5/s)", Rate{N: 450, PerMinute: true}},
+		{"30r/m (0.5/s)", Rate{N: 30, PerMinute: true}},
+		{"150r/m (2.5/s)", Rate{N: 150, PerMinute: true}},
+		{"100r/m (1666 milli)", Rate{N: 100, PerMinute: true}},
+		{"1r/m (16 milli)", Rate{N: 1, PerMinute: true}},
+		{"120r/m (2/s)", Rate{N: 120, PerMinute: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.rate.Milli()
+			var worst int64 // thousandths of a milli-request
+			for ms := int64(1); ms <= 1000; ms++ {
+				worst = max(worst, m*ms%1000)
+			}
+			loss, lossMs := tt.rate.LeakLoss()
+			if want := float64(worst) / 1000; !near(loss, want, 1e-12) {
+				t.Errorf("loss = %g milli-requests, want %g", loss, want)
+			}
+			if want := float64(worst) / float64(m); !near(lossMs, want, 1e-12) {
+				t.Errorf("loss = %g ms, want %g", lossMs, want)
 			}
 		})
 	}

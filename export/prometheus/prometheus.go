@@ -12,7 +12,10 @@
 //     target's route, tier, frontend or filter label, with a note that
 //     per-client is not possible from those metrics.
 //   - RateLimitNeverRejects (info): a series that served traffic for 7
-//     days without one rejection. A limit that never fires is either far
+//     days without one rejection: requests in the last 7 days, a sample
+//     of the series from 7 days ago (within the hour before), so a series
+//     younger than 7 days cannot fire, and no rejection in the 7 days;
+//     for 1 hour. A limit that never fires is either far
 //     above what clients send (so it protects nothing) or not wired to
 //     the traffic at all (a key header that never arrives, a route that
 //     does not match).
@@ -80,6 +83,7 @@ const (
 	shareWindow   = "10m" // rate window of the rejected share
 	shareFor      = "15m" // the share must stay high this long
 	neverWindow   = "7d"  // a week covers weekly traffic cycles
+	neverSince    = "1h"  // a sample this long before neverWindow ago proves the series that old
 	neverFor      = "1h"
 	storeWindow   = "5m"
 	storeFor      = "5m"
@@ -169,8 +173,8 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	if src.rejected != "" {
 		rules = append(rules, rule{
 			alert: AlertRejectedShare,
-			expr: fmt.Sprintf("sum by (%[1]s) (rate(%[2]s[%[4]s]))\n/\nsum by (%[1]s) (rate(%[3]s[%[4]s]))\n> %[5]s",
-				src.by, src.rejected, src.total, shareWindow, num(share)),
+			expr: fmt.Sprintf("%s\n/\n%s\n> %s",
+				sumBy(src.by, "rate", src.rejected, shareWindow, ""), sumBy(src.by, "rate", src.total, shareWindow, ""), num(share)),
 			forDur:   shareFor,
 			severity: "warning",
 			summary:  fmt.Sprintf("More than %s of requests %s by the rate limit", pct(share), verb),
@@ -183,8 +187,13 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		}
 		rules = append(rules, rule{
 			alert: AlertNeverRejects,
-			expr: fmt.Sprintf("sum by (%[1]s) (increase(%[2]s[%[4]s])) > 0\nunless on (%[1]s)\nsum by (%[1]s) (increase(%[3]s[%[4]s])) > 0",
-				src.by, total, src.rejected, neverWindow),
+			// increase over 7d is positive from the second sample on, so
+			// the middle term requires samples from 7d ago: the series
+			// has 7 days of data, not merely some data in the last 7.
+			expr: fmt.Sprintf("%[2]s > 0\nand on (%[1]s)\n%[3]s\nunless on (%[1]s)\n%[4]s > 0",
+				src.by, sumBy(src.by, "increase", total, neverWindow, ""),
+				sumBy(src.by, "count_over_time", total, neverSince, neverWindow),
+				sumBy(src.by, "increase", src.rejected, neverWindow, "")),
 			forDur:   neverFor,
 			severity: "info",
 			summary:  "A rate limit served traffic for 7 days without rejecting anything",
@@ -204,7 +213,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 	}
 	e.Add(export.Mapping{Field: "alerts.rejected_share", From: fmt.Sprintf("share of requests %s > %s (%s)", verb, pct(share), shareWhy),
 		To: ruleTo, Fidelity: src.fidelity, Why: src.why})
-	neverTo := fmt.Sprintf("%s: no rejection in %s where %s served traffic (info)", AlertNeverRejects, neverWindow, src.by)
+	neverTo := fmt.Sprintf("%s: no rejection in %s where %s served traffic and its series is %s old (info)", AlertNeverRejects, neverWindow, src.by, neverWindow)
 	if src.rejected == "" {
 		neverTo = "no rule: the target's metrics do not show " + verb + " requests"
 	}
@@ -519,6 +528,39 @@ func goSource(gw string, p policy.Policy, shadow, shared bool) source {
 }
 
 // withMatcher adds matcher m to selector sel ("metric" or "metric{...}").
+// sumBy is the PromQL `sum by (by) (fn(sel[window] offset off))` (no
+// offset when off is ""). A selector of several metric names
+// ({__name__=~"a|b", …}) is taken one name at a time, each result given
+// its name in the label ratelab_metric by label_replace and the results
+// joined with or before the sum: a range function drops the metric name,
+// and Prometheus refuses a vector in which two series, differing only in
+// their name, end up with the same labels.
+func sumBy(by, fn, sel, window, off string) string {
+	rng := func(sel string) string {
+		r := fn + "(" + sel + "[" + window + "]"
+		if off != "" {
+			r += " offset " + off
+		}
+		return r + ")"
+	}
+	const multi = `{__name__=~"`
+	if !strings.HasPrefix(sel, multi) {
+		return "sum by (" + by + ") (" + rng(sel) + ")"
+	}
+	inner := sel[len(multi):]
+	q := strings.IndexByte(inner, '"')
+	rest := strings.TrimPrefix(inner[q+1:], ",") // the other matchers and "}"
+	var parts []string
+	for _, name := range strings.Split(inner[:q], "|") {
+		one := name
+		if rest != "}" {
+			one += "{" + rest
+		}
+		parts = append(parts, fmt.Sprintf(`label_replace(%s, "ratelab_metric", %q, "", "")`, rng(one), name))
+	}
+	return "sum by (" + by + ") (" + strings.Join(parts, " or ") + ")"
+}
+
 func withMatcher(sel, m string) string {
 	if strings.HasSuffix(sel, "}") {
 		return strings.TrimSuffix(sel, "}") + "," + m + "}"

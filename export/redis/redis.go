@@ -7,7 +7,7 @@
 //
 //	KEYS    the client's state under ratelab:{<limit>:<client>}, suffixed
 //	        (":log", ":meta") where an algorithm needs two keys; the {…}
-//	        hash tag puts every key of one decision in one Cluster slot.
+//	        hash tag puts every key of one script call in one Cluster slot.
 //	ARGV    [1], [2] the parameters: rate (requests/s) and burst or queue,
 //	        or limit and window (µs); [3] the cost; [4] now in µs since the
 //	        Unix epoch, "" to read Redis TIME (production: every replica
@@ -23,6 +23,13 @@
 // epoch; the window scripts use integers. Windows are aligned to the Unix
 // epoch. Every admission sets a TTL of the time until the key is rested
 // plus one second, so idle keys expire and none expires while it matters.
+//
+// On a Redis Cluster each script call is atomic on the master that owns
+// its slot, but the limits of one request (client, endpoint, global) have
+// different hash tags, so they live in different slots: the generated
+// file keeps the all-or-nothing rule with a dry run of every limit and
+// then the charge, as on one Redis, which is not atomic across the limits
+// (the export's notes say what that means).
 package redis
 
 import (
@@ -104,8 +111,12 @@ func mapping(l policy.Limit) export.Mapping {
 	default:
 		names = [2]string{"limit", "window_us"}
 	}
+	client := "<client>"
+	if l.Scope == policy.ScopeGlobal {
+		client = "global"
+	}
 	m.To = fmt.Sprintf("%s.lua KEYS=%s ARGV=[%s=%s, %s=%s, cost, now_us]", s.Algorithm,
-		strings.Join(Keys(s.Algorithm, l.Name, "<client>"), ","), names[0], a[0], names[1], a[1])
+		strings.Join(Keys(s.Algorithm, l.Name, client), ","), names[0], a[0], names[1], a[1])
 	switch s.Algorithm {
 	case algorithms.NameTokenBucket, algorithms.NameGCRA, algorithms.NameLeakyBucket:
 		m.Why = "the script runs the algorithms package's float64 arithmetic on Redis TIME (µs); retry-after, reset and delay are returned in µs, rounded up"
@@ -159,7 +170,7 @@ func Render(p policy.Policy, o export.Options) (export.Export, error) {
 		Policy: p, Options: o, Target: name,
 		Doc: `Each limit is one atomic Lua script in Redis (go-redis v9): the state of
 a client lives under ratelab:{<limit>:<client>} (one Cluster slot per
-decision), the scripts read Redis TIME so every replica shares one
+limit and client), the scripts read Redis TIME so every replica shares one
 clock, and keys expire once rested. Use it with
 ratelimit.NewLimiter(rdb).Middleware(handler), rdb a *redis.Client or
 *redis.ClusterClient.`,
@@ -187,7 +198,8 @@ ratelimit.NewLimiter(rdb).Middleware(handler), rdb a *redis.Client or
 		"Copy ratelimit_redis.go into your service (package ratelimit), add github.com/redis/go-redis/v9, and wrap your handler: ratelimit.NewLimiter(rdb).Middleware(mux). Check it with go vet.",
 		fmt.Sprintf("It reads the client's tier from %s, its API key from %s and its account from %s (headers your authentication layer sets); a request without its key header is keyed by its IP address (RemoteAddr: put the middleware behind your proxy's real-IP handling).", o.TierHeader, o.APIKeyHeader, o.AccountHeader),
 		"Every limit of a request is first decided in a dry run (ARGV[5] = \"1\"), then charged: a request rejected by one limit consumes none of the others. Between the two round trips another replica may take the last tokens; the charge then rejects, and the limits before it in that request stay charged.",
-		"The scripts read Redis TIME, so replicas need no synchronised clocks; tests pass ARGV[4] (µs) instead. Fixed and sliding windows start at multiples of the window since the Unix epoch.",
+		"Redis Cluster: pass a *redis.ClusterClient (any redis.UniversalClient). Each limit keeps a client's state under ratelab:{<limit>:<client>} (sliding_log: that name plus :log and :meta), the global limit under ratelab:{<limit>:global}; the {…} hash tag puts every key of one script call in one slot, so each limit's decision is atomic on the master that owns it. A request's limits (its tier or default limit, its endpoint's, the global one) have different tags, so they live in different slots, usually on different masters, and no one script or MULTI may span them (Redis answers CROSSSLOT): the all-or-nothing rule is kept by the dry run and the charge described above, exact for requests that do not race for the same limit. Charging them all-or-nothing atomically would need every key of a request in one slot, one hash tag shared by each client's limits and the global limit, which puts every client's state on one master; Redis Cluster has no transaction across slots. The global limit's one key is a hot slot: every request's global decision runs on the master that owns it.",
+		"The scripts read Redis TIME, so replicas need no synchronised clocks; tests pass ARGV[4] (µs) instead. On a cluster each limit's state is timed by the master that owns its slot (after a failover, by the promoted replica: keep the masters' clocks synchronised; a clock behind the last time seen counts as that time, one ahead refills early). Fixed and sliding windows start at multiples of the window since the Unix epoch.",
 		"Each script is a constant of the file (tokenBucketLua, …); saved to a file it runs by hand: redis-cli --eval token_bucket.lua 'ratelab:{default:ip:1.2.3.4}' , 10 20 1 '' 0 (rate 10/s, burst 20, cost 1, Redis TIME, not a dry run).",
 	}
 	return ex, nil
@@ -212,7 +224,7 @@ func addPolicyMappings(ex *export.Export, p policy.Policy, store string) {
 	ex.Add(snippet.ResponseMapping(p))
 	n := max(1, p.Service.Replicas)
 	enf := p.Service.Enforcing()
-	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, %d replicas", enf, n), To: "one shared state in Redis for every replica",
+	em := export.Mapping{Field: "service.enforcement", From: fmt.Sprintf("%s, %d replicas", enf, n), To: "one shared state in Redis (one server or a Cluster: one hash slot per limit and client) for every replica",
 		Fidelity: export.Exact, Why: store + " keep one state per client for all replicas"}
 	if enf == calc.Local && n > 1 {
 		em.Fidelity = export.Approximate
@@ -253,9 +265,12 @@ func NewLimiter(rdb redis.UniversalClient) *Limiter { return &Limiter{rdb: rdb} 
 
 // check decides the request against every limit in ls: a dry run of all
 // of them first, so that one limit's rejection consumes none of the
-// others, then the charge.
+// others, then the charge. With the IETF headers on, a third dry run asks
+// each limit short of quota for one request more than it has left, which
+// it rejects: its wait is the time until more quota (RateLimit's t).
 func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost int64) ([]decision, error) {
-	ds, err := lim.run(ctx, ls, keys, cost, true)
+	each := func(int) int64 { return cost }
+	ds, err := lim.run(ctx, ls, keys, each, true)
 	if err != nil {
 		return nil, err
 	}
@@ -264,12 +279,35 @@ func (lim *Limiter) check(ctx context.Context, ls []*limit, keys []string, cost 
 			return ds, nil
 		}
 	}
-	return lim.run(ctx, ls, keys, cost, false)
+	if ds, err = lim.run(ctx, ls, keys, each, false); err != nil || !headersIETF {
+		return ds, err
+	}
+	var short []int
+	for i, d := range ds {
+		if d.remaining < d.limit.quota {
+			short = append(short, i)
+		}
+	}
+	if len(short) == 0 {
+		return ds, nil
+	}
+	sl, sk := make([]*limit, len(short)), make([]string, len(short))
+	for j, i := range short {
+		sl[j], sk[j] = ls[i], keys[i]
+	}
+	more, err := lim.run(ctx, sl, sk, func(j int) int64 { return ds[short[j]].remaining + 1 }, true)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range short {
+		ds[i].more = max(0, more[j].retryAfter)
+	}
+	return ds, nil
 }
 
-// run runs every limit's script in one pipeline; dry decides without
-// writing. The scripts read Redis TIME (ARGV[4] = "").
-func (lim *Limiter) run(ctx context.Context, ls []*limit, keys []string, cost int64, dry bool) ([]decision, error) {
+// run runs every limit's script in one pipeline, limit i at cost(i); dry
+// decides without writing. The scripts read Redis TIME (ARGV[4] = "").
+func (lim *Limiter) run(ctx context.Context, ls []*limit, keys []string, cost func(int) int64, dry bool) ([]decision, error) {
 	flag := "0"
 	if dry {
 		flag = "1"
@@ -283,7 +321,7 @@ func (lim *Limiter) run(ctx context.Context, ls []*limit, keys []string, cost in
 			if l.logKeys {
 				ks = []string{base + ":log", base + ":meta"}
 			}
-			args := append(append([]any(nil), l.args...), cost, "", flag)
+			args := append(append([]any(nil), l.args...), cost(i), "", flag)
 			if load {
 				cmds[i] = l.script.Eval(ctx, pipe, ks, args...)
 			} else {

@@ -90,6 +90,14 @@ func TestRender(t *testing.T) {
 				if m.From != l.Spec.String() || !strings.Contains(m.To, string(l.Spec.Algorithm)+".lua") || !strings.Contains(m.To, a[0]) || !strings.Contains(m.To, a[1]) {
 					t.Errorf("%s: mapping %+v", l.Field, m)
 				}
+				// The keys, with the client part the generated file uses.
+				client := "<client>"
+				if l.Scope == policy.ScopeGlobal {
+					client = "global"
+				}
+				if keys := strings.Join(redis.Keys(l.Spec.Algorithm, l.Name, client), ","); !strings.Contains(m.To, "KEYS="+keys+" ") {
+					t.Errorf("%s: mapping %q does not name the keys %s", l.Field, m.To, keys)
+				}
 				// Every test policy's windows are whole µs and limit × window
 				// stays below 2^53: all limits are exact.
 				if m.Fidelity != export.Exact {
@@ -127,6 +135,13 @@ func TestRender(t *testing.T) {
 			}
 			if strings.Contains(body, "shadowMode = true") != (tp.Policy.Defaults.Mode == policy.ModeShadow) {
 				t.Error("shadowMode does not follow defaults.mode")
+			}
+			cluster := false
+			for _, n := range ex.Notes {
+				cluster = cluster || (strings.HasPrefix(n, "Redis Cluster:") && strings.Contains(n, "ratelab:{<limit>:<client>}") && strings.Contains(n, "CROSSSLOT"))
+			}
+			if !cluster {
+				t.Error("no note on the key layout and what a Redis Cluster cannot make atomic")
 			}
 			if len(ex.Notes) == 0 || ex.Filename != "ratelimit_redis.go" {
 				t.Errorf("notes %q, filename %q", ex.Notes, ex.Filename)

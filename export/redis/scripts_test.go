@@ -222,11 +222,10 @@ func args(s algorithms.Spec, cost, t int64, dry bool) []any {
 
 func TestScriptsMatchAlgorithms(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Start(t))
-	ctx := context.Background()
 	for ai, name := range algorithms.Names {
 		t.Run(string(name), func(t *testing.T) {
 			script := goredis.NewScript(redis.Script(name))
-			if err := script.Load(ctx, rdb).Err(); err != nil {
+			if err := script.Load(context.Background(), rdb).Err(); err != nil {
 				t.Fatalf("loading the script: %v", err)
 			}
 			rng := rand.New(rand.NewPCG(20261130, uint64(ai)))
@@ -234,65 +233,75 @@ func TestScriptsMatchAlgorithms(t *testing.T) {
 			for i := range seqs {
 				seqs[i] = randomSequence(rng, name, i)
 			}
-			decisions, admitted, failures := 0, 0, 0
-			for step := 0; step < scriptArrivals; step++ {
-				pipe := rdb.Pipeline()
-				cmds := make([]*goredis.Cmd, len(seqs))
-				dries := make([]*goredis.Cmd, len(seqs))
-				for i, s := range seqs {
-					if step < len(s.arrivals) {
-						// A dry run first: it must answer as the real run
-						// and write nothing, or the real run would differ.
-						a := s.arrivals[step]
-						dries[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, true)...)
-						cmds[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, false)...)
-					}
-				}
-				if _, err := pipe.Exec(ctx); err != nil {
-					t.Fatalf("step %d: %v", step, err)
-				}
-				for i, c := range cmds {
-					if c == nil {
-						continue
-					}
-					v, err := c.Int64Slice()
-					if err != nil {
-						t.Fatalf("sequence %d step %d: %v", i, step, err)
-					}
-					dry, err := dries[i].Int64Slice()
-					if err != nil {
-						t.Fatalf("sequence %d step %d dry run: %v", i, step, err)
-					}
-					if parse(dry) != parse(v) {
-						t.Fatalf("sequence %d step %d: dry run %+v, real run %+v", i, step, parse(dry), parse(v))
-					}
-					s, a := seqs[i], seqs[i].arrivals[step]
-					tol := int64(0)
-					if s.thirds {
-						tol = 1
-					}
-					decisions++
-					if a.want.Allowed {
-						admitted++
-					}
-					if msg := mismatch(parse(v), expect(a.want), tol); msg != "" {
-						failures++
-						if failures <= 10 {
-							t.Errorf("%s, sequence %d step %d (t=%dµs, cost %d): %s", s.spec, i, step, a.at, a.cost, msg)
-						}
-					}
-				}
-			}
-			if failures > 0 {
-				t.Fatalf("%d of %d decisions differ", failures, decisions)
-			}
-			// The sequences must exercise both answers.
-			if admitted == 0 || admitted == decisions {
-				t.Errorf("%d of %d admitted: the sequences do not test both answers", admitted, decisions)
-			}
-			t.Logf("%d decisions, %d admitted, all equal", decisions, admitted)
+			replay(t, rdb, script, seqs)
 		})
 	}
+}
+
+// replay runs seqs' arrivals through script in rdb, all sequences' i-th
+// arrivals in one pipeline, each real run preceded by its dry run, and
+// fails on any answer that differs from algorithms' beyond the sequence's
+// tolerance.
+func replay(t *testing.T, rdb goredis.UniversalClient, script *goredis.Script, seqs []sequence) {
+	t.Helper()
+	ctx := context.Background()
+	decisions, admitted, failures := 0, 0, 0
+	for step := 0; step < scriptArrivals; step++ {
+		pipe := rdb.Pipeline()
+		cmds := make([]*goredis.Cmd, len(seqs))
+		dries := make([]*goredis.Cmd, len(seqs))
+		for i, s := range seqs {
+			if step < len(s.arrivals) {
+				// A dry run first: it must answer as the real run and
+				// write nothing, or the real run would differ.
+				a := s.arrivals[step]
+				dries[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, true)...)
+				cmds[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, false)...)
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for i, c := range cmds {
+			if c == nil {
+				continue
+			}
+			v, err := c.Int64Slice()
+			if err != nil {
+				t.Fatalf("sequence %d step %d: %v", i, step, err)
+			}
+			dry, err := dries[i].Int64Slice()
+			if err != nil {
+				t.Fatalf("sequence %d step %d dry run: %v", i, step, err)
+			}
+			if parse(dry) != parse(v) {
+				t.Fatalf("sequence %d step %d: dry run %+v, real run %+v", i, step, parse(dry), parse(v))
+			}
+			s, a := seqs[i], seqs[i].arrivals[step]
+			tol := int64(0)
+			if s.thirds {
+				tol = 1
+			}
+			decisions++
+			if a.want.Allowed {
+				admitted++
+			}
+			if msg := mismatch(parse(v), expect(a.want), tol); msg != "" {
+				failures++
+				if failures <= 10 {
+					t.Errorf("%s, sequence %d step %d (t=%dµs, cost %d): %s", s.spec, i, step, a.at, a.cost, msg)
+				}
+			}
+		}
+	}
+	if failures > 0 {
+		t.Fatalf("%d of %d decisions differ", failures, decisions)
+	}
+	// The sequences must exercise both answers.
+	if admitted == 0 || admitted == decisions {
+		t.Errorf("%d of %d admitted: the sequences do not test both answers", admitted, decisions)
+	}
+	t.Logf("%d decisions, %d admitted, all equal", decisions, admitted)
 }
 
 // TestScriptRoundingThirds pins the one class of difference: with an

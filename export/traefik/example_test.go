@@ -27,12 +27,11 @@ defaults:
 	if err != nil {
 		panic(err)
 	}
-	c, err := traefik.Validate(e.Body)
-	if err != nil {
-		panic(err)
+	for _, m := range e.Mappings {
+		if m.Field == "defaults.limit" {
+			fmt.Println(m.To)
+		}
 	}
-	rl := c.HTTP.Middlewares["default"].RateLimit
-	fmt.Println(rl.Average, rl.Period, rl.Burst, rl.SourceCriterion.IPStrategy != nil)
 	// Output:
-	// 5 2s 5 true
+	// middleware default: average=5 period=2s burst=5 sourceCriterion.ipStrategy (client address)
 }

@@ -18,13 +18,17 @@
 // (per-client limits keyed by the key's header or the IP; the global limit
 // keyed by a header that a headers middleware sets to one constant, so all
 // clients share one bucket), one router per client class (each tier, by a
-// HeaderRegexp on Options.TierHeader, and the default) and per endpoint
-// that has a limit or a cost, ordered by priority so the most specific
-// router wins, each chaining the class's, the endpoint's and the global
-// middlewares, and one service to Options.Upstream.
-//
-// [Validate] and [ValidateCRD] check a file against the parts of Traefik's
-// configuration the export uses, strictly: unknown fields are errors.
+// HeaderRegexp on Options.TierHeader matching the tier's name ignoring
+// ASCII case, and the default) and per endpoint that has a limit or a cost
+// (and per earlier endpoint that overlaps one), each chaining the class's,
+// the endpoint's and the global middlewares, and one service to
+// Options.Upstream. An endpoint's rule is its Method and a PathRegexp of
+// its template, {name} as one non-empty segment ([^/]+), the rest quoted
+// and the whole anchored: Traefik's Path() would take the template
+// literally. Routers get explicit priorities (Traefik's default is the
+// rule's length), distinct and at least 1: the tiers in policy order above
+// the default, and in each class the endpoints in policy order above the
+// catch-all, so the router Traefik picks is the policy's first match.
 package traefik
 
 import (
@@ -32,6 +36,7 @@ import (
 	"math"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +120,7 @@ type plan struct {
 	globalKey   bool // the headers middleware that sets GlobalHeader
 	sharedRedis bool // the policy shares limits over replicas: offer Redis
 	uses        map[string]int
+	routed      []int // endpoints with routers, in policy order
 	exp         export.Export
 }
 
@@ -282,40 +288,53 @@ func build(p policy.Policy, o export.Options, target string) *plan {
 		}
 	}
 
-	// Routers: class × (catch-all + endpoints with a limit or a cost).
+	// Routers: class × (catch-all + endpoints with a limit or a cost, and
+	// the earlier endpoints that overlap one of those, so that the first
+	// matching endpoint in policy order decides as the policy does).
 	type route struct {
 		endpoint int // -1: catch-all
 		cond     string
 	}
 	routes := []route{{endpoint: -1, cond: "PathPrefix(`/`)"}}
-	for i, e := range p.Endpoints {
-		if endpointLimit[i] == nil && e.Cost <= 1 {
-			continue
-		}
-		cond := "Path(" + quote(e.Match.Path) + ")"
-		if e.Match.Method != "" {
-			cond = "Method(" + quote(strings.ToUpper(e.Match.Method)) + ") && " + cond
-		}
-		routes = append(routes, route{endpoint: i, cond: cond})
+	for _, i := range routedEndpoints(p.Endpoints, func(i int) bool { return endpointLimit[i] != nil || p.Endpoints[i].Cost > 1 }) {
+		routes = append(routes, route{endpoint: i, cond: endpointRule(p.Endpoints[i].Match)})
 	}
+	for _, rt := range routes[1:] {
+		pl.routed = append(pl.routed, rt.endpoint)
+	}
+	// Classes with routers: the tiers with their own limit, in policy
+	// order, before the default clients.
+	nClasses := 1
+	for _, c := range classes[1:] {
+		if c.limit != nil {
+			nClasses++
+		}
+	}
+	k := len(routes)
+	rank := 0 // the class's rank among the tiers with routers
 	for ci, c := range classes {
 		if ci > 0 && c.limit == nil {
 			continue
 		}
-		for _, rt := range routes {
+		// Priorities: every tier's routers above the default's, earlier
+		// tiers above later ones; within a class the endpoints in policy
+		// order, then the catch-all (priority 1 for the default's).
+		band := 0 // the default's routers: 1..k
+		if ci > 0 {
+			band = nClasses - 1 - rank
+			rank++
+		}
+		for ri, rt := range routes {
 			var mws []string
 			if c.limit != nil {
 				mws = append(mws, c.limit.Name)
 			}
 			name := c.name
-			prio := 100
-			if ci > 0 {
-				prio = 200
-			}
+			prio := band*k + 1 // the catch-all
 			rule := rt.cond
 			if rt.endpoint >= 0 {
 				name += "-" + fmt.Sprintf("endpoint_%d", rt.endpoint)
-				prio += 200
+				prio = band*k + k - (ri - 1)
 				if l := costLimit[[2]int{ci, rt.endpoint}]; l != nil {
 					mws = append(mws, l.Name)
 				}
@@ -324,7 +343,7 @@ func build(p policy.Policy, o export.Options, target string) *plan {
 				}
 			}
 			if ci > 0 {
-				tierCond := "HeaderRegexp(" + quote(o.TierHeader) + ", " + quote("^"+regexp.QuoteMeta(c.tier)+"$") + ")"
+				tierCond := tierRule(o.TierHeader, c.tier)
 				if rt.endpoint < 0 {
 					rule = tierCond
 				} else {
@@ -342,6 +361,66 @@ func build(p policy.Policy, o export.Options, target string) *plan {
 	}
 	pl.mappings(classes, costLimit)
 	return pl
+}
+
+// routedEndpoints are the indices, in policy order, of the endpoints that
+// need a router: those for which need holds, and every endpoint before one
+// of them that a request could match as well (the same method ignoring
+// ASCII case, and a path both templates match). A request the policy gives
+// to an endpoint without a router would otherwise reach a later
+// endpoint's router; one that no routed endpoint matches takes the
+// catch-all, which applies what an endpoint without limit or cost does.
+func routedEndpoints(eps []policy.Endpoint, need func(int) bool) []int {
+	var out []int
+	for i := range eps {
+		routed := need(i)
+		for j := i + 1; !routed && j < len(eps); j++ {
+			routed = need(j) && policy.Overlaps(eps[i].Match, eps[j].Match)
+		}
+		if routed {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pathRegexp is a Go regexp (Traefik's PathRegexp syntax) matching exactly
+// the paths the template matches, anchored at both ends.
+func pathRegexp(template string) string { return "^" + export.PathPattern(template) + "$" }
+
+// endpointRule is the Traefik v3 rule selecting an endpoint's requests: its
+// method (Traefik compares the request's method to it exactly) and a
+// PathRegexp of its template.
+func endpointRule(m policy.Match) string {
+	cond := "PathRegexp(" + quote(pathRegexp(m.Path)) + ")"
+	if m.Method != "" {
+		cond = "Method(" + quote(strings.ToUpper(m.Method)) + ") && " + cond
+	}
+	return cond
+}
+
+// foldASCII is a Go regexp matching exactly s ignoring ASCII case: each
+// ASCII letter as a class of its two cases ([pP]), everything else quoted.
+// (The (?i) flag would fold Unicode too: k would match the Kelvin sign.)
+func foldASCII(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			fmt.Fprintf(&b, "[%c%c]", r, r-'a'+'A')
+		case r >= 'A' && r <= 'Z':
+			fmt.Fprintf(&b, "[%c%c]", r-'A'+'a', r)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// tierRule is the Traefik v3 rule selecting a tier's requests: a value of
+// header that is the tier's name ignoring ASCII case.
+func tierRule(header, tier string) string {
+	return "HeaderRegexp(" + quote(header) + ", " + quote("^"+foldASCII(tier)+"$") + ")"
 }
 
 // quote is s as a Traefik rule string: backticks, or a Go-quoted string
@@ -372,9 +451,7 @@ func (pl *plan) mappings(classes []class, costLimit map[[2]int]*limiter) {
 		} else {
 			why = append(why, fmt.Sprintf("as with every Traefik limit, a request that would get a token within maxDelay (%s) is delayed, not rejected", maxDelay(l.Rate)))
 		}
-		if n := pl.uses[l.Name]; n > 1 {
-			why = append(why, fmt.Sprintf("%d routers use this middleware and Traefik keeps one in-memory bucket set per router (traefik/traefik#13706), so a client gets this budget on each of them separately; the Redis backend (v3.4+) shares one bucket per middleware", n))
-		}
+		why = append(why, pl.bucketWhy(l)...)
 		if l.By.Header != "" && l.By.Header != GlobalHeader {
 			why = append(why, fmt.Sprintf("requests without %s share one bucket (empty key)", l.By.Header))
 		}
@@ -384,19 +461,25 @@ func (pl *plan) mappings(classes []class, costLimit map[[2]int]*limiter) {
 		e.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: "middleware " + l.Name + ": " + l.params(),
 			Fidelity: fid, Why: strings.Join(why, "; ")})
 	}
+	pl.routeMappings(classes)
 	for i, ep := range p.Endpoints {
 		if ep.Cost <= 1 {
 			continue
 		}
-		var to []string
+		var to, costWhy []string
 		for ci := range classes {
 			if l := costLimit[[2]int{ci, i}]; l != nil {
 				to = append(to, "middleware "+l.Name+": "+l.params())
+				for _, w := range pl.bucketWhy(l) {
+					if !slices.Contains(costWhy, w) {
+						costWhy = append(costWhy, w)
+					}
+				}
 			}
 		}
 		e.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].cost", i), From: fmt.Sprintf("cost=%d", ep.Cost),
 			To: strings.Join(to, "; "), Fidelity: export.NotExpressible,
-			Why: fmt.Sprintf("Traefik's rateLimit takes one token per request; the export adds a separate per-client limit on %s %s with rate and burst divided by %d, which does not draw on the client's other budget", ep.Match.Method, ep.Match.Path, ep.Cost)})
+			Why: strings.Join(append([]string{fmt.Sprintf("Traefik's rateLimit takes one token per request; the export adds a separate per-client limit on %s %s with rate and burst divided by %d, which does not draw on the client's other budget; like every Traefik limit it holds a request that would get a token within maxDelay", ep.Match.Method, ep.Match.Path, ep.Cost)}, costWhy...), "; ")})
 	}
 	if p.Defaults.Mode == policy.ModeShadow {
 		e.Add(export.Mapping{Field: "defaults.mode", From: "shadow", To: "enforced",
@@ -426,6 +509,90 @@ func (pl *plan) mappings(classes []class, costLimit map[[2]int]*limiter) {
 		}
 		e.Add(m)
 	}
+}
+
+// bucketWhy is what Traefik's in-memory rateLimit does to l's buckets
+// beyond the token bucket: one bucket set per router using it; a token
+// spent on a request that a later rateLimit of the chain rejects (each
+// middleware reserves on its own, where a rejected request charges no
+// limit of the policy); and a source forgotten after ttl whole clock
+// seconds without a request (ttl = 2 s at 1/s and more, 1 + ⌊1/r⌋ s
+// below, counted on the Unix second, so after ttl-1 to ttl s), which comes
+// back with a full bucket, a difference when burst > rate·(ttl-1).
+func (pl *plan) bucketWhy(l *limiter) []string {
+	var why []string
+	if n := pl.uses[l.Name]; n > 1 {
+		why = append(why, fmt.Sprintf("%d routers use this middleware and Traefik keeps one in-memory bucket set per router (traefik/traefik#13706), so a client gets this budget on each of them separately; the Redis backend (v3.4+) shares one bucket per middleware", n))
+	}
+	limiters := map[string]bool{}
+	for _, o := range pl.limiters {
+		limiters[o.Name] = true
+	}
+	later := false
+	for _, r := range pl.routers {
+		if i := slices.Index(r.Middlewares, l.Name); i >= 0 && slices.ContainsFunc(r.Middlewares[i+1:], func(m string) bool { return limiters[m] }) {
+			later = true
+		}
+	}
+	if later {
+		why = append(why, "each rateLimit of a router's chain takes its token on its own: a request that a later one rejects has spent this one's token, where the policy charges none of its limits for a rejected request")
+	}
+	ttl := 2
+	if l.Rate < 1 {
+		ttl = 1 + int(1/l.Rate)
+	}
+	if float64(l.Burst) > l.Rate*float64(ttl-1) {
+		why = append(why, fmt.Sprintf("Traefik forgets a client's bucket when no request has reached it for %d whole clock seconds (so after %d to %d s idle at this rate) and starts it again full: after such a pause the client gets up to burst (%d) at once, where the policy has refilled only %s per second of the pause", ttl, ttl-1, ttl, l.Burst, num(l.Rate)))
+	}
+	return why
+}
+
+// routeMappings says how the routers select the tier and the endpoint.
+func (pl *plan) routeMappings(classes []class) {
+	p, e := pl.p, &pl.exp
+	for _, c := range classes[1:] {
+		if c.limit == nil {
+			continue
+		}
+		i := slices.IndexFunc(p.Tiers, func(t policy.Tier) bool { return t.Name == c.tier })
+		m := export.Mapping{Field: fmt.Sprintf("tiers[%d].name", i), From: c.tier,
+			To:       "routers with " + tierRule(pl.o.TierHeader, c.tier),
+			Fidelity: export.Exact,
+			Why:      fmt.Sprintf("a %s value equal to the tier's name ignoring ASCII case (each letter as a class of both cases) selects the tier, as the policy matches tier names", pl.o.TierHeader)}
+		for j, t := range p.Tiers {
+			if j != i && policy.LowerASCII(t.Name) == policy.LowerASCII(c.tier) {
+				m.Fidelity = export.Approximate
+				m.Why += fmt.Sprintf("; tiers[%d] (%s) has the same name ignoring case: Traefik gives every spelling to the first of them that has its own limit, while the policy looks the exact spelling up first, so the two can pick different tiers for one header value", j, t.Name)
+			}
+		}
+		e.Add(m)
+	}
+	for pos, i := range pl.routed {
+		ep := p.Endpoints[i]
+		e.Add(export.Mapping{Field: fmt.Sprintf("endpoints[%d].match", i), From: ep.Match.Method + " " + ep.Match.Path,
+			To:       endpointRule(ep.Match),
+			Fidelity: export.Exact,
+			Why: fmt.Sprintf("each {name} matches exactly one non-empty path segment and the rest of the template literally, as in the policy; "+
+				"the routers' priorities follow the policy's order of endpoints (this is the %s of %d endpoint routers per class), so the first matching endpoint decides, as the policy's rule; "+
+				"Traefik compares the method case-sensitively to %s, where the policy ignores its case (HTTP methods are case-sensitive; a client sending it in lower case would get no endpoint limit or cost)",
+				ordinal(pos+1), len(pl.routed), strings.ToUpper(ep.Match.Method))})
+	}
+}
+
+// ordinal is n as an English ordinal: "1st", "2nd", "11th".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // responseMapping is how defaults.response lands: Traefik always answers

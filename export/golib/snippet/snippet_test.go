@@ -3,37 +3,10 @@ package snippet_test
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/export/golib/snippet"
 )
-
-func TestQuota(t *testing.T) {
-	tests := []struct {
-		spec algorithms.Spec
-		q, w int64
-	}{
-		// q is the burst, w the time to refill it: 50/5 = 10 s.
-		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 5, Burst: 50}, 50, 10},
-		// 3/0.5 = 6 s.
-		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 3}, 3, 6},
-		// queue + 1 = 6 at 2.5/s: 2.4 s, rounded up to 3.
-		{algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 2.5, Queue: 5}, 6, 3},
-		// 1600/800 = 2 s exactly (no rounding up past float noise).
-		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 800, Burst: 1600}, 1600, 2},
-		{algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: 1000, Window: time.Hour}, 1000, 3600},
-		// a window under a second still publishes w=1.
-		{algorithms.Spec{Algorithm: algorithms.NameSlidingLog, Limit: 5, Window: 250 * time.Millisecond}, 5, 1},
-		{algorithms.Spec{Algorithm: algorithms.NameSlidingWindow, Limit: 100, Window: 1500 * time.Millisecond}, 100, 2},
-	}
-	for _, tt := range tests {
-		if q, w := snippet.Quota(tt.spec); q != tt.q || w != tt.w {
-			t.Errorf("Quota(%s) = %d, %d; want %d, %d", tt.spec, q, w, tt.q, tt.w)
-		}
-	}
-}
 
 func TestRender(t *testing.T) {
 	p := exporttest.Named(t, "public-api")
@@ -47,7 +20,7 @@ func TestRender(t *testing.T) {
 		"// Model.\n",
 		"rejectStatus = 429",
 		"headersLegacy = true",
-		`{"GET", "/v1/reports", 8},`,
+		`{method: "GET", path: "/v1/reports", cost: 8},`,
 		"\t// sliding_window(limit=100, window=1m0s)\n\t{name: \"endpoint_1\", field: \"endpoints[1].limit\", scope: \"endpoint\", key: \"api_key\", quota: 100, window: 60, method: \"POST\", path: \"/v1/orders\"},",
 	} {
 		if !strings.Contains(string(src), want) {

@@ -1,6 +1,7 @@
-// Package redistest starts a private redis-server for a test and checks
-// that generated Go files compile: what the redis-lua and Go library
-// exports' tests share.
+// Package redistest starts a private redis-server (Start) or a private
+// three-master Redis Cluster (StartCluster) for a test, and checks that
+// generated Go files compile: what the redis-lua and Go library exports'
+// tests share.
 package redistest
 
 import (

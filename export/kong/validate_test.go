@@ -13,7 +13,11 @@ import (
 // The types below mirror the decK declarative file (format 3.0) and the
 // schemas of the rate-limiting and key-auth plugins, for the parts the
 // export writes, with Kong's field names. Decoding with unknown fields
-// disallowed rejects any field Kong does not know at that place.
+// disallowed rejects any field Kong does not know at that place; Validate
+// re-implements the rate-limiting plugin's schema rules on top, since no
+// Kong tool installs here. They check the export's own output in tests
+// only, so they live in a test file and the production package does not
+// carry them.
 
 // File is a decK file.
 type File struct {

@@ -20,7 +20,9 @@ import (
 // (package pkg/config/dynamic) that the export writes, with Traefik's field
 // names. Decoding into them with unknown fields disallowed rejects any
 // field Traefik does not know at that place (and, being a subset, any
-// Traefik feature the export does not use).
+// Traefik feature the export does not use). Validate and ValidateCRD check
+// the export's own output in tests only, so they live in a test file and
+// the production package does not carry them.
 
 // Configuration is a dynamic configuration file.
 type Configuration struct {
@@ -326,8 +328,8 @@ type request struct {
 }
 
 // matchRule parses rule and, when req is not nil, evaluates it for req
-// (Method, Path, PathPrefix, Header, HeaderRegexp; other matchers are
-// false).
+// (Method, Path, PathPrefix, PathRegexp, Header, HeaderRegexp, as Traefik
+// v3 evaluates them; other matchers are false).
 func matchRule(rule string, req *request) (bool, error) {
 	p := &ruleParser{s: rule, req: req}
 	v, err := p.expr()
@@ -453,11 +455,13 @@ func (p *ruleParser) term() (bool, error) {
 	}
 	switch name {
 	case "Method":
-		return r.Method == args[0], nil
+		return r.Method == strings.ToUpper(args[0]), nil
 	case "Path":
 		return r.Path == args[0], nil
 	case "PathPrefix":
 		return strings.HasPrefix(r.Path, args[0]), nil
+	case "PathRegexp":
+		return re.MatchString(r.Path), nil
 	case "Header":
 		return slices.Contains(r.Header.Values(args[0]), args[1]), nil
 	case "HeaderRegexp":
