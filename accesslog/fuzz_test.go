@@ -12,7 +12,8 @@ import (
 // The fuzz tests check that no input panics, that every non-blank line is
 // either a record or a counted bad line, and, for JSON and CSV, that the
 // hand-written parsers agree with encoding/json and encoding/csv wherever
-// those accept the input. Seeds are in testdata/fuzz.
+// those accept the input, and that reading in chunks (Chunks, for the
+// parallel measurement) reads the same. Seeds are in testdata/fuzz.
 
 // checkRecords reads log with cfg and checks the accounting and that a
 // record's slices are made of the log's bytes.
@@ -48,6 +49,7 @@ func checkRecords(t *testing.T, log []byte, cfg Config) {
 	if rd.Bad().Count+n > rd.Lines() {
 		t.Fatalf("%d bad + %d good lines > %d lines", rd.Bad().Count, n, rd.Lines())
 	}
+	checkChunks(t, log, cfg)
 }
 
 func FuzzCombined(f *testing.F) {

@@ -37,65 +37,89 @@ func Pattern(dst, target []byte) []byte {
 			}
 		}
 	}
-	for i, c := range target {
-		if c == '?' || c == '#' {
-			target = target[:i]
-			break
-		}
-	}
-	if len(target) == 0 {
+	if len(target) == 0 || target[0] == '?' || target[0] == '#' {
 		return append(dst, '/')
 	}
+	// One pass: each segment's bytes are classified as they are scanned
+	// for the '/' that ends it (or the '?' or '#' that ends the path).
 	for {
-		s := bytes.IndexByte(target, '/')
-		seg := target
-		if s >= 0 {
-			seg = target[:s]
+		var n [nClasses]int
+		i := 0
+		for ; i < len(target); i++ {
+			c := byteClass[target[i]]
+			if c >= cSlash {
+				break
+			}
+			n[c]++
 		}
-		if isID(seg) {
+		seg := target[:i]
+		if idOfCounts(seg, &n) {
 			dst = append(dst, IDSegment...)
 		} else {
 			dst = append(dst, seg...)
 		}
-		if s < 0 {
+		if i == len(target) || byteClass[target[i]] == cEnd {
 			return dst
 		}
 		dst = append(dst, '/')
-		target = target[s+1:]
+		target = target[i+1:]
 	}
 }
 
-// isID reports whether a path segment looks like an id (see Pattern).
-func isID(seg []byte) bool {
-	if len(seg) == 0 {
-		return false
-	}
-	var digits, hexLetters, letters, seps, other int
-	for _, c := range seg {
+// Byte classes of a path segment's bytes, for idOfCounts; cSlash and cEnd
+// end a segment.
+const (
+	cDigit     = iota // 0-9
+	cHexLetter        // a-f, A-F
+	cLetter           // g-z, G-Z
+	cSep              // - . : _
+	cOther            // ~ + =
+	cBad              // anything else: not an id
+	nClasses
+	cSlash = nClasses     // '/'
+	cEnd   = nClasses + 1 // '?' or '#'
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
 		switch {
 		case '0' <= c && c <= '9':
-			digits++
+			t[c] = cDigit
 		case 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F':
-			hexLetters++
+			t[c] = cHexLetter
 		case 'g' <= c && c <= 'z' || 'G' <= c && c <= 'Z':
-			letters++
+			t[c] = cLetter
 		case c == '-' || c == '.' || c == ':' || c == '_':
-			seps++
+			t[c] = cSep
 		case c == '~' || c == '+' || c == '=':
-			other++
+			t[c] = cOther
+		case c == '/':
+			t[c] = cSlash
+		case c == '?' || c == '#':
+			t[c] = cEnd
 		default:
-			return false
+			t[c] = cBad
 		}
 	}
-	n := len(seg)
+	return t
+}()
+
+// idOfCounts reports whether a path segment looks like an id (see
+// Pattern); n counts its bytes' classes.
+func idOfCounts(seg []byte, n *[nClasses]int) bool {
+	size := len(seg)
+	if size == 0 || n[cBad] > 0 {
+		return false
+	}
+	digits, hexLetters, letters, seps := n[cDigit], n[cHexLetter], n[cLetter], n[cSep]
 	switch {
-	case digits > 0 && digits+seps == n && seg[0] != '.' && seps < digits:
+	case digits > 0 && digits+seps == size && seg[0] != '.' && seps < digits:
 		return true // numbers, dates, versions of digits
-	case n == 36 && isUUID(seg):
+	case size == 36 && isUUID(seg):
 		return true
-	case digits+hexLetters == n && (n >= 16 || n >= 8 && digits > 0 && hexLetters > 0):
+	case digits+hexLetters == size && (size >= 16 || size >= 8 && digits > 0 && hexLetters > 0):
 		return true
-	case n >= 16 && digits > 0 && hexLetters+letters > 0:
+	case size >= 16 && digits > 0 && hexLetters+letters > 0:
 		return true
 	}
 	return false

@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -95,6 +96,33 @@ type Options struct {
 	// it is measured, so one pass over a log can feed something else too
 	// (the shadow replay). The record is valid only during the call.
 	Each func(*accesslog.Record)
+	// Replay, if not nil, is fed every good record in the same pass as
+	// the measurement, sharded by client across the cores (see Sharded;
+	// shadow.Replayer.Sharded is one). It cannot go with Each.
+	Replay Sharded
+}
+
+// Sharded is a consumer of a log's records that keeps per-client state:
+// Measure calls Shards once, then, on one goroutine and in log order,
+// Sequence with every good record (SequenceEnd after the last), and, on
+// shard i's goroutine, Consume(i, …) with the records of shard i's
+// clients in log order (a client's records all go to one shard; every
+// record to shard 0 when Shards returned 1), each once Sequence has set
+// its value; Finished(n) once the log's first n records are consumed, in
+// order. The records are valid only during a call.
+type Sharded interface {
+	// Shards is offered n shards and returns how many it uses: n or 1.
+	Shards(n int) int
+	// Sequence takes the next record and a slot for its value, which it
+	// sets now or in a later call; it returns how many records from the
+	// log's start have their value set.
+	Sequence(rec *accesslog.Record, slot *int64) (set int64)
+	// SequenceEnd sets every value still unset, and returns the records.
+	SequenceEnd() (set int64)
+	// Consume takes the log's record idx (from 0), with its value v.
+	Consume(shard int, rec *accesslog.Record, idx, v int64)
+	// Finished says the log's first n records are all consumed.
+	Finished(n int64)
 }
 
 // DefaultWindows are the windows measured when Options.Windows is nil.
@@ -251,24 +279,10 @@ func (m *Meter) Add(rec *accesslog.Record) {
 	m.seen = true
 
 	var ws []winState
-	if k := rec.Key; len(k) == 0 || len(k) == 1 && k[0] == '-' {
+	if k := rec.Key; !hasKey(k) {
 		m.noKey++
-	} else {
-		i, ok := m.keys[string(k)]
-		if !ok && m.opts.MaxClients > 0 && (len(m.clients) >= m.opts.MaxClients || m.keyBytes+len(k) > m.opts.MaxClients*keyBytesPerClient) {
-			m.over = true
-			return
-		}
-		if !ok {
-			m.keyBytes += len(k)
-			i = int32(len(m.clients))
-			m.keys[string(k)] = i
-			m.clients = append(m.clients, clientState{})
-			m.wins = append(m.wins, make([]winState, len(m.secs))...)
-		}
-		m.clients[i].requests++
-		n := len(m.secs)
-		ws = m.wins[int(i)*n : int(i)*n+n]
+	} else if ws, _ = m.client(k); ws == nil {
+		return
 	}
 	for j, w := range m.nanos {
 		idx := floorDiv(t, w)
@@ -277,22 +291,56 @@ func (m *Meter) Add(rec *accesslog.Record) {
 			m.late[j]++
 		}
 	}
+	m.ekey = endpointKey(m.ekey[:0], rec)
+	m.countEndpoint(m.ekey, 1)
+}
 
-	m.ekey = append(m.ekey[:0], rec.Method...)
-	for i, c := range m.ekey {
+// hasKey reports whether k is a client's key: not empty, not "-".
+func hasKey(k []byte) bool { return len(k) > 1 || len(k) == 1 && k[0] != '-' }
+
+// client counts a request of the client k and returns its windows, and
+// whether it is new; nil, setting m.over, for a new client past
+// Options.MaxClients.
+func (m *Meter) client(k []byte) ([]winState, bool) {
+	i, ok := m.keys[string(k)]
+	if !ok && m.opts.MaxClients > 0 && (len(m.clients) >= m.opts.MaxClients || m.keyBytes+len(k) > m.opts.MaxClients*keyBytesPerClient) {
+		m.over = true
+		return nil, false
+	}
+	if !ok {
+		m.keyBytes += len(k)
+		i = int32(len(m.clients))
+		m.keys[string(k)] = i
+		m.clients = append(m.clients, clientState{})
+		m.wins = append(m.wins, make([]winState, len(m.secs))...)
+	}
+	m.clients[i].requests++
+	n := len(m.secs)
+	return m.wins[int(i)*n : int(i)*n+n], !ok
+}
+
+// endpointKey appends rec's endpoint, "METHOD pattern", to b.
+func endpointKey(b []byte, rec *accesslog.Record) []byte {
+	b = append(b, rec.Method...)
+	for i, c := range b {
 		if 'a' <= c && c <= 'z' {
-			m.ekey[i] = c - ('a' - 'A')
+			b[i] = c - ('a' - 'A')
 		}
 	}
-	m.ekey = append(m.ekey, ' ')
-	m.ekey = accesslog.Pattern(m.ekey, rec.Path)
-	if p, ok := m.endpoints[string(m.ekey)]; ok {
-		*p++
-	} else if len(m.endpoints) < m.opts.MaxEndpoints && m.endpointBytes+len(m.ekey) <= maxEndpointBytes {
-		m.endpointBytes += len(m.ekey)
-		m.endpoints[string(m.ekey)] = new(int64(1))
+	b = append(b, ' ')
+	return accesslog.Pattern(b, rec.Path)
+}
+
+// countEndpoint counts n requests of endpoint key ek: a pattern is counted
+// one by one from its first request if there is room then, else never.
+func (m *Meter) countEndpoint(ek []byte, n int64) {
+	if p, ok := m.endpoints[string(ek)]; ok {
+		*p += n
+	} else if len(m.endpoints) < m.opts.MaxEndpoints && m.endpointBytes+len(ek) <= maxEndpointBytes {
+		m.endpointBytes += len(ek)
+		m.endpoints[string(ek)] = new(n)
 	} else {
-		m.other++
+		m.other += n
 	}
 }
 
@@ -479,7 +527,22 @@ func cmpDesc(a, b int64) int {
 // wrapping ErrTooManyClients), when no line of the log can be parsed (an error wrapping
 // accesslog.ErrNoRecords that names the expected formats), or when ctx is
 // done (checked every 65536 lines).
+//
+// With GOMAXPROCS above 1 and no Options.Each, or with Options.Replay,
+// Measure parses and measures on every core (see measureParallel), with
+// the very same result.
 func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Options) (*Result, error) {
+	if opts.Each != nil && opts.Replay != nil {
+		return nil, errors.New("measure: Options.Each and Options.Replay cannot go together")
+	}
+	if w := runtime.GOMAXPROCS(0); w > 1 && opts.Each == nil || opts.Replay != nil {
+		return measureParallel(ctx, r, cfg, opts, w, chunkSize)
+	}
+	return measureSequential(ctx, r, cfg, opts)
+}
+
+// measureSequential is Measure on one goroutine.
+func measureSequential(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Options) (*Result, error) {
 	m, err := New(opts)
 	if err != nil {
 		return nil, err
@@ -492,8 +555,7 @@ func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Option
 	for rd.Scan() {
 		m.Add(rd.Record())
 		if m.over {
-			return nil, fmt.Errorf("line %d: %w: more than %d distinct clients (or keys longer than %d bytes on average)",
-				rd.Lines(), ErrTooManyClients, opts.MaxClients, keyBytesPerClient)
+			return nil, tooManyClients(rd.Lines(), opts.MaxClients)
 		}
 		if opts.Each != nil {
 			opts.Each(rd.Record())
@@ -515,4 +577,11 @@ func Measure(ctx context.Context, r io.Reader, cfg accesslog.Config, opts Option
 	res.Lines = rd.Lines()
 	res.Bad = rd.Bad()
 	return res, nil
+}
+
+// tooManyClients is Measure's error for a new client past maxClients on
+// line line.
+func tooManyClients(line int64, maxClients int) error {
+	return fmt.Errorf("line %d: %w: more than %d distinct clients (or keys longer than %d bytes on average)",
+		line, ErrTooManyClients, maxClients, keyBytesPerClient)
 }

@@ -39,19 +39,22 @@ func (g *logGen) Read(p []byte) (int, error) {
 // retained measures and replays n lines from 2000 clients and returns the
 // live heap after a collection while the meter and the replay still hold
 // their state.
-func retained(t *testing.T, n int) uint64 { return retainedKeys(t, n, 2000) }
+func retained(t *testing.T, n int) uint64 { return retainedKeys(t, n, 2000, false) }
 
-// retainedKeys is retained for n lines from keys clients.
-func retainedKeys(t *testing.T, n, keys int) uint64 {
+// retainedKeys is retained for n lines from keys clients, the replay fed
+// by Options.Each or, sharded, by Options.Replay.
+func retainedKeys(t *testing.T, n, keys int, sharded bool) uint64 {
 	p := policy.Policy{Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 5}},
 		Global: policy.Global{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 50, Burst: 100}}}
 	r, err := New(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: keys}, accesslog.Config{}, measure.Options{
-		Each: r.AddRecord,
-	})
+	mo := measure.Options{Each: r.AddRecord}
+	if sharded {
+		mo = measure.Options{Replay: r.Sharded()}
+	}
+	res, err := measure.Measure(context.Background(), &logGen{n: n, keys: keys}, accesslog.Config{}, mo)
 	if err != nil || res.Requests != int64(n) {
 		t.Fatalf("measured %v requests (err %v), want %d", res, err, n)
 	}
@@ -73,6 +76,20 @@ func TestMemoryBoundedByKeys(t *testing.T) {
 		t.Skip("reads a million generated lines")
 	}
 	small, large := retained(t, 100_000), retained(t, 1_000_000)
+	if large > small+2<<20 {
+		t.Errorf("live heap %d bytes after 1 M lines against %d after 100 k: memory grows with the log", large, small)
+	}
+	t.Logf("live heap: %d bytes after 100 k lines, %d after 1 M", small, large)
+}
+
+// TestShardedMemoryBoundedByKeys is TestMemoryBoundedByKeys for the
+// replay sharded across the cores: the pipeline's chunks in flight are
+// bounded, and each client's state lives in one shard.
+func TestShardedMemoryBoundedByKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a million generated lines")
+	}
+	small, large := retainedKeys(t, 100_000, 2000, true), retainedKeys(t, 1_000_000, 2000, true)
 	if large > small+2<<20 {
 		t.Errorf("live heap %d bytes after 1 M lines against %d after 100 k: memory grows with the log", large, small)
 	}

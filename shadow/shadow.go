@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ratelab/ratelab/algorithms"
@@ -154,7 +155,7 @@ type Bin struct {
 }
 
 type client struct {
-	tier               string
+	key, tier          string
 	requests, rejected int64
 	firstRejected      time.Duration
 }
@@ -162,6 +163,7 @@ type client struct {
 // replayer holds one replay's state.
 type replayer struct {
 	o        Options
+	policy   policy.Policy
 	engine   *engine.Engine
 	clients  map[string]*client
 	origin   time.Time
@@ -175,6 +177,21 @@ type replayer struct {
 	held     int       // the text bytes of second
 	full     bool      // second reached Options.MaxHeld and was spread
 	fullAt   time.Time // … the instant its later requests are replayed at
+
+	// A sharded replay (Sharded): its timer only times requests, writing
+	// each one's replay time to its slot; its shards only decide them.
+	slots   []*int64 // the timer's: the slots of the held second
+	settled int64    // the timer's: requests timed so far
+	timer   *replayer
+	judged  int64       // requests decided
+	rows    []row       // a shard's rejection rows not yet written
+	mu      *sync.Mutex // guards rows
+}
+
+// row is one rejection's CSV row and its request's index in the log.
+type row struct {
+	idx  int64
+	cols []string
 }
 
 // reclaimEvery is how many requests pass between reclaims of idle limiter
@@ -204,7 +221,10 @@ func Replay(p policy.Policy, next func() (Request, bool, error), o Options) (Rep
 
 // Replayer replays requests pushed one at a time, for callers that read
 // the log themselves (and measure it in the same pass).
-type Replayer struct{ r *replayer }
+type Replayer struct {
+	r *replayer
+	s *Sharded // set by Replayer.Sharded
+}
 
 // New starts a replay of p.
 func New(p policy.Policy, o Options) (*Replayer, error) {
@@ -227,7 +247,7 @@ func New(p policy.Policy, o Options) (*Replayer, error) {
 			return nil, err
 		}
 	}
-	return &Replayer{r}, nil
+	return &Replayer{r: r}, nil
 }
 
 // Add replays one request. Requests should come in log order; see the
@@ -237,6 +257,12 @@ func (x *Replayer) Add(q Request) {
 	if q.Tier == "" && r.o.Tiers != nil {
 		q.Tier = r.o.Tiers[q.Key]
 	}
+	r.add(q, len(q.Key)+len(q.Tier)+len(q.Method)+len(q.Path), nil)
+}
+
+// add replays q, whose text (key, tier, method, path) is text bytes long;
+// a timer writes its replay time to slot instead.
+func (r *replayer) add(q Request, text int, slot *int64) {
 	// Requests sharing a whole-second timestamp are held until the second
 	// is complete, then spread over it.
 	if r.full && !q.At.Equal(r.second[0].At) {
@@ -248,12 +274,15 @@ func (x *Replayer) Add(q Request) {
 	}
 	if r.full {
 		r.rep.Unspread++
-		r.decide(q, r.fullAt)
+		r.decide(q, r.fullAt, slot)
 		return
 	}
 	if q.At.Nanosecond() == 0 {
 		r.second = append(r.second, q)
-		r.held += len(q.Key) + len(q.Tier) + len(q.Method) + len(q.Path)
+		if slot != nil {
+			r.slots = append(r.slots, slot)
+		}
+		r.held += text
 		if len(r.second) >= r.o.MaxHeld || r.held >= maxHeldBytes {
 			// The second is fuller than the bound: spread what is held
 			// and replay the rest of it at its last spread instant.
@@ -265,11 +294,14 @@ func (x *Replayer) Add(q Request) {
 		}
 		return
 	}
-	r.decide(q, q.At)
+	r.decide(q, q.At, slot)
 }
 
 // Report ends the replay and reports; the CSV of rejections is flushed.
 func (x *Replayer) Report() (Report, error) {
+	if x.s != nil {
+		return x.s.report()
+	}
 	r := x.r
 	if !r.full {
 		r.flush()
@@ -287,9 +319,14 @@ func (x *Replayer) Report() (Report, error) {
 func (r *replayer) flush() {
 	for i, q := range r.second {
 		at := q.At.Add(time.Duration(int64(i) * int64(time.Second) / int64(len(r.second))))
-		r.decide(q, at)
+		var slot *int64
+		if r.slots != nil {
+			slot = r.slots[i]
+		}
+		r.decide(q, at, slot)
 	}
 	r.second = r.second[:0]
+	r.slots = r.slots[:0]
 	r.held = 0
 }
 
@@ -299,7 +336,7 @@ func (r *replayer) build(p policy.Policy) error {
 	if err != nil {
 		return err
 	}
-	r.engine = e
+	r.engine, r.policy = e, p
 	r.rep.Limits = make([]LimitReport, len(e.Limits()))
 	for i, l := range e.Limits() {
 		r.rep.Limits[i] = LimitReport{Field: l.Field, Name: l.Name, Spec: l.Spec.String()}
@@ -307,8 +344,21 @@ func (r *replayer) build(p policy.Policy) error {
 	return nil
 }
 
-// decide replays one request at wall time at.
-func (r *replayer) decide(q Request, at time.Time) {
+// decide replays one request at wall time at; a timer (slot not nil)
+// only times it.
+func (r *replayer) decide(q Request, at time.Time, slot *int64) {
+	t := r.clock(q, at)
+	if slot != nil {
+		*slot = int64(t)
+		r.settled++
+		return
+	}
+	r.judge(q, t, 0)
+}
+
+// clock is the replay time of q, decided at wall time at, and counts it in
+// the report's times and totals.
+func (r *replayer) clock(q Request, at time.Time) time.Duration {
 	if r.n == 0 {
 		r.origin = at
 		r.rep.Start = q.At
@@ -325,13 +375,23 @@ func (r *replayer) decide(q Request, at time.Time) {
 		r.rep.End = q.At
 	}
 	r.rep.Requests++
+	return t
+}
 
+// judge decides q at replay time t and counts the decision; idx is q's
+// index in the log, for a shard's rejection rows.
+func (r *replayer) judge(q Request, t time.Duration, idx int64) {
+	if r.timer != nil && r.judged == 0 {
+		r.origin, r.binWidth = r.timer.origin, time.Second
+	}
+	r.judged++
 	c := r.clients[q.Key]
 	if c == nil {
-		c = &client{tier: q.Tier, firstRejected: -1}
-		r.clients[q.Key] = c
+		c = &client{key: strings.Clone(q.Key), tier: strings.Clone(q.Tier), firstRejected: -1}
+		r.clients[c.key] = c
 	}
 	c.requests++
+	q.Key = c.key
 
 	eq := engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
 	d := r.engine.Decide(eq)
@@ -358,12 +418,19 @@ func (r *replayer) decide(q Request, at time.Time) {
 			if retry != algorithms.Never {
 				ra = strconv.FormatFloat(retry.Round(time.Millisecond).Seconds(), 'f', -1, 64)
 			}
-			// A write error surfaces at Flush, in Replay.
-			_ = r.csv.Write([]string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), Cell(q.Key), Cell(q.Tier),
-				Cell(q.Method), Cell(q.Path), Cell(l.Field), Cell(l.Name), ra})
+			cols := []string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), Cell(q.Key), Cell(strings.Clone(q.Tier)),
+				Cell(strings.Clone(q.Method)), Cell(strings.Clone(q.Path)), Cell(l.Field), Cell(l.Name), ra}
+			if r.mu != nil {
+				r.mu.Lock()
+				r.rows = append(r.rows, row{idx, cols})
+				r.mu.Unlock()
+			} else {
+				// A write error surfaces at Flush, in Replay.
+				_ = r.csv.Write(cols)
+			}
 		}
 	}
-	if r.n%reclaimEvery == 0 {
+	if r.judged%reclaimEvery == 0 {
 		r.engine.Reclaim(t)
 	}
 }

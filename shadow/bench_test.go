@@ -1,0 +1,84 @@
+package shadow
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/measure"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// benchLog is a generated combined log of 300000 lines from 5000 clients
+// (shardLog: tiers, keyless and late lines, many a second), built once.
+var benchLog = sync.OnceValue(func() string { return shardLog(300_000, 5000, 7) })
+
+// BenchmarkMeasureReplay measures the same log alone and with a shadow
+// replay in the same pass, sharded by client (Options.Replay) or on one
+// goroutine (Options.Each), for a policy of per-client limits and for one
+// with a global limit (replayed on one shard). Run it with -cpu 1,2: the
+// replay's cost is its time over measure's in the same run.
+//
+//	go test -run '^$' -bench MeasureReplay -cpu 1,2 -count 5 ./shadow/
+func BenchmarkMeasureReplay(b *testing.B) {
+	log := benchLog()
+	perClient := policy.Policy{
+		Defaults: policy.Defaults{Limit: tb(2, 6)},
+		Tiers:    []policy.Tier{{Name: "paid", Limit: algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 5, Burst: 10}}},
+		Endpoints: []policy.Endpoint{
+			{Match: policy.Match{Method: "POST", Path: "/v1/orders/{id}/items"}, Cost: 2,
+				Limit: algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: 4, Window: 5 * 1e9}},
+		},
+	}
+	global := perClient
+	global.Global = policy.Global{Limit: tb(40, 80)}
+	cfg := accesslog.Config{TierExtra: 1}
+	run := func(b *testing.B, p *policy.Policy, sharded bool) {
+		b.SetBytes(int64(len(log)))
+		cpu0 := cpuTime()
+		defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
+		for b.Loop() {
+			var x *Replayer
+			var mo measure.Options
+			if p != nil {
+				var err error
+				if x, err = New(*p, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				if sharded {
+					mo.Replay = x.Sharded()
+				} else {
+					mo.Each = x.AddRecord
+				}
+			}
+			if _, err := measure.Measure(context.Background(), strings.NewReader(log), cfg, mo); err != nil {
+				b.Fatal(err)
+			}
+			if x != nil {
+				if _, err := x.Report(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.Run("measure", func(b *testing.B) { run(b, nil, false) })
+	b.Run("replay-sharded", func(b *testing.B) { run(b, &perClient, true) })
+	b.Run("replay-each", func(b *testing.B) { run(b, &perClient, false) })
+	b.Run("replay-global-sharded", func(b *testing.B) { run(b, &global, true) })
+}
+
+// cpuTime is the process's user and system CPU time so far: on a loaded
+// machine it shows the work a benchmark did, which its wall time does
+// not.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,186 @@
+package shadow
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// Sharded is a replay split by client across cores, for measure.Options'
+// Replay: one goroutine times the requests in log order (Sequence: the
+// whole-second spreading, the reordering and the report's totals, which
+// depend on every request), and each shard decides the requests of its
+// own clients in log order (Consume), with its own engine. A policy's
+// per-client limits (default, tier, endpoint) are keyed by the client, so
+// a client's decisions depend only on its own requests: the report, and
+// the CSV of rejections (written in log order by Finished), are those of
+// a replay on one goroutine. A policy with a global limit couples every
+// client, so it is replayed on one shard (Shards returns 1).
+//
+// Memory: per client as a replay on one goroutine (each client is in one
+// shard), plus each shard's chart bins and, until Finished, the rejection
+// rows of the requests in flight.
+type Sharded struct {
+	p      policy.Policy
+	timer  *replayer
+	shards []*replayer
+}
+
+// Sharded returns x as a sharded replay; x is then fed by the Sharded
+// only (not Add), and Report reports it.
+func (x *Replayer) Sharded() *Sharded {
+	x.s = &Sharded{p: x.r.policy, timer: x.r}
+	return x.s
+}
+
+// Shards makes the replay's shards: n, or 1 for a policy with a global
+// limit; it returns how many. It is called once, before any request.
+func (s *Sharded) Shards(n int) int {
+	for _, l := range s.timer.engine.Limits() {
+		if l.Scope == policy.ScopeGlobal {
+			n = 1
+		}
+	}
+	s.shards = make([]*replayer, max(n, 1))
+	for i := range s.shards {
+		e, _ := engine.New(s.p) // built once already by New
+		s.shards[i] = &replayer{o: s.timer.o, engine: e, clients: map[string]*client{}, timer: s.timer,
+			csv: s.timer.csv, mu: &sync.Mutex{}, rep: Report{Limits: slices.Clone(s.timer.rep.Limits)}}
+	}
+	return len(s.shards)
+}
+
+// recordText is rec's key (none for "-"), tier (from Options.Tiers when
+// the log has none), method and path (without the query), as FromRecord
+// and Add make them.
+func (s *Sharded) recordText(rec *accesslog.Record) int {
+	key := rec.Key
+	if len(key) == 1 && key[0] == '-' {
+		key = nil
+	}
+	path := rec.Path
+	if i := bytes.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	tier := len(rec.Tier)
+	if tier == 0 && s.timer.o.Tiers != nil {
+		tier = len(s.timer.o.Tiers[string(key)])
+	}
+	return len(key) + tier + len(rec.Method) + len(path)
+}
+
+// Sequence times the next request of the log, in log order: its replay
+// time (ns) is written to *slot, now or by a later call (a whole second's
+// requests are timed once the second is complete). It returns how many
+// requests from the log's start are timed.
+func (s *Sharded) Sequence(rec *accesslog.Record, slot *int64) int64 {
+	s.timer.add(Request{At: rec.Time()}, s.recordText(rec), slot)
+	return s.timer.settled
+}
+
+// SequenceEnd times the requests still held, at the end of the log, and
+// returns how many are timed (all).
+func (s *Sharded) SequenceEnd() int64 {
+	if !s.timer.full {
+		s.timer.flush()
+	}
+	return s.timer.settled
+}
+
+// Consume decides, on shard's goroutine, the log's request idx (from 0),
+// timed t ns by Sequence. Each shard's requests come in log order.
+//
+// The request's strings point into rec's bytes (no copy per request):
+// judge keeps only copies (a new client's key and tier, a rejection's
+// row), and the engine keeps only the key, a client's own copy.
+func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64) {
+	key := rec.Key
+	if len(key) == 1 && key[0] == '-' {
+		key = nil
+	}
+	path := rec.Path
+	if i := bytes.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	q := Request{Key: view(key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(path)}
+	if q.Tier == "" && s.timer.o.Tiers != nil {
+		q.Tier = s.timer.o.Tiers[q.Key]
+	}
+	s.shards[shard].judge(q, time.Duration(t), idx)
+}
+
+// view is b as a string without a copy, valid while b is unchanged.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Finished writes the rejection rows of the log's first n requests, all of
+// them decided, in log order.
+func (s *Sharded) Finished(n int64) {
+	if s.timer.csv == nil {
+		return
+	}
+	var rows []row
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		i := 0
+		for i < len(sh.rows) && sh.rows[i].idx < n {
+			i++
+		}
+		rows = append(rows, sh.rows[:i]...)
+		sh.rows = slices.Delete(sh.rows, 0, i)
+		sh.mu.Unlock()
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(a.idx - b.idx) })
+	for _, r := range rows {
+		// A write error surfaces at Flush, in Report.
+		_ = s.timer.csv.Write(r.cols)
+	}
+}
+
+// report joins the timer's totals and the shards' decisions into the
+// report a replay on one goroutine makes.
+func (s *Sharded) report() (Report, error) {
+	t := s.timer
+	if t.csv != nil {
+		t.csv.Flush()
+		if err := t.csv.Error(); err != nil {
+			return Report{}, err
+		}
+	}
+	m := &replayer{o: t.o, rep: t.rep, origin: t.origin, clients: map[string]*client{}}
+	m.rep.Limits = slices.Clone(t.rep.Limits)
+	if t.n > 0 {
+		// The bins a replay on one goroutine ends with: as wide as the
+		// latest time needs, every shard's (narrower, by powers of 2)
+		// nested in them.
+		m.binWidth = time.Second
+		for int(t.last/m.binWidth) >= t.o.Bins {
+			m.binWidth *= 2
+		}
+		m.bins = make([]Bin, int(t.last/m.binWidth)+1)
+		for i := range m.bins {
+			m.bins[i].Start = t.origin.Add(time.Duration(i) * m.binWidth)
+		}
+	}
+	for _, sh := range s.shards {
+		for k, c := range sh.clients {
+			m.clients[k] = c
+		}
+		m.rep.Rejected += sh.rep.Rejected
+		for i, l := range sh.rep.Limits {
+			m.rep.Limits[i].Checked += l.Checked
+			m.rep.Limits[i].Rejected += l.Rejected
+		}
+		for i, b := range sh.bins {
+			j := time.Duration(i) * sh.binWidth / m.binWidth
+			m.bins[j].Requests += b.Requests
+			m.bins[j].Rejected += b.Rejected
+		}
+	}
+	return m.finish(), nil
+}
