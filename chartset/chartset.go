@@ -1,9 +1,9 @@
 // Package chartset builds the designer's charts for one design and one
 // traffic pattern: the six algorithms side by side (admitted, rejected,
 // quota, cumulative against the ideal line), the token bucket on the
-// design's replicas, and a retry storm with and without jitter. The
-// designer page, the /embed/ routes and the docs command all call Build,
-// so a chart in documentation is the chart the designer shows.
+// design's replicas, and a retry storm without jitter and with each jitter
+// mode. The designer page, the /embed/ routes and the docs command all
+// call Build, so a chart in documentation is the chart the designer shows.
 //
 // Build compares the calculator's six proposals on the traffic; Policy
 // charts the policy's own limits, every class of clients through the
@@ -35,6 +35,9 @@ const MaxArrivals = 200_000
 // burst of clients (so that some are rejected), within these bounds.
 const (
 	minStormClients = 100
+	// maxStormBins bounds the storm's bins when they are half the first
+	// retry wait.
+	maxStormBins    = 240
 	maxStormClients = 10_000
 )
 
@@ -71,8 +74,8 @@ func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
 		return nil, Info{}, err
 	}
 	if traffic.Retry != nil {
-		// The pattern's clients retry as the design's do, with the
-		// pattern's jitter.
+		// The pattern's clients retry as the design's do (its jitter
+		// mode too), with the pattern's jitter fraction.
 		r := stormRetry(res, p.Seed)
 		r.Jitter = traffic.Retry.Jitter
 		traffic.Retry = &r
@@ -110,7 +113,8 @@ func Build(res calc.Result, p algorithms.Pattern) ([]views.Chart, Info, error) {
 	}
 	charts = append(charts, replicas)
 
-	// A retry storm against the token bucket, without and with jitter.
+	// A retry storm against the token bucket, without jitter and with
+	// each jitter mode.
 	storm, err := retryStormChart(res, tb, p)
 	if err != nil {
 		return nil, info, err
@@ -182,18 +186,19 @@ func stormPattern(tb algorithms.Spec, chosen algorithms.Pattern, retry algorithm
 }
 
 // stormRetry is how the storm's clients retry: as the design says
-// (res.Input.Retry, with calc's defaults: attempts, base, factor, cap and
-// jitter), but ignoring Retry-After, as naive clients do.
+// (res.Input.Retry, with calc's defaults: attempts, base, factor, cap,
+// jitter and jitter mode), but ignoring Retry-After, as naive clients do.
 func stormRetry(res calc.Result, seed uint64) algorithms.RetryPolicy {
 	r := res.Input.Retry.Policy(seed)
 	r.HonorRetryAfter = false
 	return r
 }
 
-// stormJitter is the "with jitter" fraction of the storm chart: the chosen
-// retry_storm pattern's jitter when it has one, else the design's; when
-// the design's is 0 (no jitter) its clients are the line without jitter,
-// and the calculator's default is the comparison (compared is true).
+// stormJitter is the proportional jitter fraction of the design's lane:
+// the chosen retry_storm pattern's jitter when it has one, else the
+// design's; when the design's is 0 (no jitter) its clients are the lane
+// without jitter, and the calculator's default is the comparison
+// (compared is true). It is read only in the proportional mode.
 func stormJitter(chosen algorithms.Pattern, retry algorithms.RetryPolicy) (jitter float64, compared bool) {
 	switch {
 	case chosen.Name == algorithms.PatternRetryStorm && chosen.Jitter > 0:
@@ -204,48 +209,228 @@ func stormJitter(chosen algorithms.Pattern, retry algorithms.RetryPolicy) (jitte
 	return calc.DefaultRetryJitter, true
 }
 
-// retryStormChart charts the storm's two runs.
+// stormLane is one way the storm's clients retry, and its run: name labels
+// the lane, say names it in the caption's sentences, and retry is the
+// design's retry policy with the lane's jitter mode and fraction.
+type stormLane struct {
+	name, say string
+	retry     algorithms.RetryPolicy
+	run       algorithms.Result
+}
+
+// stormLanes are the chart's lanes, in order: the clients in lockstep (no
+// jitter); the design's own jitter (its mode; in the proportional mode
+// its fraction, or, when that is 0 and the design's clients are the lane
+// without jitter, the calculator's default for comparison, compared
+// true); then full, equal and decorrelated jitter, leaving out the one
+// that is the design's own mode.
+func stormLanes(chosen algorithms.Pattern, retry algorithms.RetryPolicy) (lanes []stormLane, compared bool) {
+	with := func(mode algorithms.JitterMode, jitter float64) algorithms.RetryPolicy {
+		r := retry
+		r.JitterMode, r.Jitter = mode, jitter
+		return r
+	}
+	mode := retry.JitterMode
+	if mode == "" {
+		mode = algorithms.JitterProportional
+	}
+	still := stormLane{name: views.StormNoJitter, say: "no jitter (lockstep)", retry: with(algorithms.JitterProportional, 0)}
+	var own stormLane
+	if mode == algorithms.JitterProportional {
+		var jitter float64
+		jitter, compared = stormJitter(chosen, retry)
+		pct := views.Num(100*jitter) + " %"
+		own = stormLane{name: "design's: proportional " + pct, say: "the design's " + pct + " proportional jitter", retry: with(mode, jitter)}
+		if compared {
+			still.name, still.say = views.StormNoJitter+": the design's", "the design's clients, in lockstep"
+			own.name, own.say = "calculator default: proportional "+pct, "the calculator's default of "+pct+" proportional jitter"
+		}
+	} else {
+		own = stormLane{name: "design's: " + string(mode) + " jitter", say: "the design's " + string(mode) + " jitter", retry: with(mode, retry.Jitter)}
+	}
+	lanes = []stormLane{still, own}
+	for _, f := range []struct {
+		mode algorithms.JitterMode
+		name string
+	}{{algorithms.JitterFull, views.StormFull}, {algorithms.JitterEqual, views.StormEqual}, {algorithms.JitterDecorrelated, views.StormDecorrelated}} {
+		if f.mode != mode {
+			lanes = append(lanes, stormLane{name: f.name, say: f.name, retry: with(f.mode, retry.Jitter)})
+		}
+	}
+	return lanes, compared
+}
+
+// retryStormChart charts the storm's runs, one lane each.
 func retryStormChart(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (views.Chart, error) {
-	still, jittered, caption, err := stormRuns(res, tb, chosen)
+	lanes, caption, err := stormRuns(res, tb, chosen)
 	if err != nil {
 		return views.Chart{}, err
 	}
-	return views.RetryStormChart(still, jittered, caption), nil
+	names := make([]string, len(lanes))
+	jittered := algorithms.Result{Bin: lanes[0].run.Bin}
+	for i, l := range lanes {
+		names[i] = l.name
+		if i > 0 {
+			jittered.Lanes = append(jittered.Lanes, l.run.Lanes[0])
+		}
+	}
+	return views.RetryStormChart(lanes[0].run, jittered, caption, names...), nil
 }
 
-// stormRuns runs the storm twice against the token bucket: clients in
-// lockstep (no jitter) and with jitter, on the same bins, both retrying as
-// the design's retry policy says, and captions them.
-func stormRuns(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (still, jittered algorithms.Result, caption string, err error) {
+// stormRuns runs the storm against the token bucket once per lane of
+// stormLanes, every run on the same arrivals (generated once) and the
+// same bins, retrying as the design's retry policy says with the lane's
+// jitter, and captions them: the policy, and which lane gets the most
+// clients through early and which is rejected least.
+func stormRuns(res calc.Result, tb algorithms.Spec, chosen algorithms.Pattern) (lanes []stormLane, caption string, err error) {
 	retry := stormRetry(res, chosen.Seed)
 	p := stormPattern(tb, chosen, retry)
 	retry.Seed = p.Seed
-	jitter, compared := stormJitter(chosen, retry)
-	run := func(j float64, bin time.Duration) (algorithms.Result, error) {
-		t, err := p.Generate(MaxArrivals)
+	lanes, compared := stormLanes(chosen, retry)
+	t, err := p.Generate(MaxArrivals)
+	if err != nil {
+		return nil, "", fmt.Errorf("retry storm: %w", err)
+	}
+	run := func(l *stormLane, bin time.Duration) error {
+		r := l.retry
+		sim, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}},
+			Traffic: algorithms.Traffic{Arrivals: t.Arrivals, Retry: &r}, Bin: bin})
 		if err != nil {
-			return algorithms.Result{}, err
+			return fmt.Errorf("retry storm: %w", err)
 		}
-		r := retry
-		r.Jitter = j
-		t.Retry = &r
-		return algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: t, Bin: bin})
+		l.run = sim
+		return nil
 	}
-	jittered, err = run(jitter, 0) // the longer run picks the bin width
-	if err != nil {
-		return still, jittered, "", fmt.Errorf("retry storm: %w", err)
+	// The run that reaches furthest picks the bin width for all of them.
+	longest := 0
+	for i, l := range lanes {
+		if l.retry.Reach() > lanes[longest].retry.Reach() {
+			longest = i
+		}
 	}
-	still, err = run(0, jittered.Bin)
-	if err != nil {
-		return still, jittered, "", fmt.Errorf("retry storm: %w", err)
+	// Bins of half the first wait keep lockstep retries apart (they come
+	// in waves base, base·factor, … after the burst), unless that makes
+	// the run too many bins to draw; then the run picks its own.
+	bin := time.Duration(0)
+	if half := retry.Base / 2; half >= 10*time.Millisecond && len(t.Arrivals) > 0 {
+		span := t.Arrivals[len(t.Arrivals)-1].At + lanes[longest].retry.Reach()
+		if span/half <= maxStormBins {
+			bin = half
+		}
 	}
-	caption = fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry as the design's retry policy says: after %s, then ×%s each time, waiting at most %s, up to %d attempts, ignoring Retry-After as naive clients do. Without jitter they retry in lockstep and are rejected together again; with %s %% jitter the retries spread out and more get through.",
+	if err := run(&lanes[longest], bin); err != nil {
+		return nil, "", err
+	}
+	for i := range lanes {
+		if i != longest {
+			if err := run(&lanes[i], lanes[longest].run.Bin); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+
+	own := "no jitter"
+	switch d := lanes[1].retry; {
+	case compared:
+	case d.JitterMode == algorithms.JitterProportional:
+		own = views.Num(100*d.Jitter) + " % proportional jitter"
+	default:
+		own = string(d.JitterMode) + " jitter"
+	}
+	caption = fmt.Sprintf("%d clients send at once against %s on one key (%q); the rejected retry as the design's retry policy says: after %s, then ×%s each time, waiting at most %s, up to %d attempts, with %s, ignoring Retry-After as naive clients do. Each lane draws the waits d its own way: without jitter the clients retry in lockstep and are rejected together again; %s.",
 		p.Clients, views.SpecLabel(tb), algorithms.RetryStormKey, views.Duration(retry.Base), views.Num(retry.Factor), views.Duration(retry.Cap),
-		retry.Attempts, views.Num(100*jitter))
+		retry.Attempts, own, stormModes(lanes))
+	caption += " " + stormVerdict(lanes, tb, t.Arrivals)
 	if compared {
-		caption += fmt.Sprintf(" The design's clients add no jitter (retry.jitter 0): theirs is the line without jitter, and the line with jitter uses the calculator's default of %s %% for comparison.", views.Num(100*calc.DefaultRetryJitter))
+		caption += fmt.Sprintf(" The design's clients add no jitter (retry.jitter 0): theirs is the lane without jitter, and the proportional lane uses the calculator's default of %s %% for comparison.", views.Num(100*calc.DefaultRetryJitter))
 	}
-	return still, jittered, caption, nil
+	return lanes, caption, nil
+}
+
+// stormModes says how each jitter mode of the lanes draws a wait d, in
+// lane order: "proportional jitter waits in [d, d·(1 + jitter)), full
+// jitter in [0, d)".
+func stormModes(lanes []stormLane) string {
+	ranges := map[algorithms.JitterMode]string{
+		algorithms.JitterProportional: "[d, d·(1 + jitter))",
+		algorithms.JitterFull:         "[0, d)",
+		algorithms.JitterEqual:        "[d/2, d)",
+		algorithms.JitterDecorrelated: "[base, 3 × the previous wait), capped",
+	}
+	var parts []string
+	for _, l := range lanes[1:] {
+		m := l.retry.JitterMode
+		r, ok := ranges[m]
+		if !ok {
+			continue
+		}
+		delete(ranges, m) // each mode once
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%s jitter waits in %s", m, r))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s jitter in %s", m, r))
+		}
+	}
+	if len(parts) > 1 {
+		parts[len(parts)-1] = "and " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stormVerdict says which lanes get the most of the storm's clients
+// through in the first seconds, the time an ideal limiter of tb's rate and
+// burst needs to admit them all (its burst at the first arrival, then one
+// request per cost/rate seconds), rounded up to whole bins; and which are
+// rejected least over the whole run. Every lane's run has the same bins.
+func stormVerdict(lanes []stormLane, tb algorithms.Spec, arrivals []algorithms.Arrival) string {
+	if len(arrivals) == 0 {
+		return ""
+	}
+	clients := len(arrivals)
+	cost := max(arrivals[0].Cost, 1)
+	atOnce := min(int64(clients), tb.Burst/cost)
+	if atOnce >= int64(clients) {
+		return fmt.Sprintf("The burst admits all %d clients at once, so nobody retries and every lane is the same.", clients)
+	}
+	bin := lanes[0].run.Bin
+	ideal := arrivals[0].At + time.Duration(math.Ceil(float64(int64(clients)-atOnce)*float64(cost)/tb.Rate*1e9))
+	bins := int((ideal + bin - 1) / bin)
+	through := make([]int64, len(lanes))
+	rejected := make([]int64, len(lanes))
+	for i, l := range lanes {
+		lr := l.run.Lanes[0]
+		for _, b := range lr.Series[:min(bins, len(lr.Series))] {
+			through[i] += b.Admitted
+		}
+		rejected[i] = lr.Summary.Rejected
+	}
+	// best names the lanes whose value in v is the best, with the verb
+	// for one lane (singular) or for several (plural).
+	best := func(v []int64, better func(a, b int64) bool, singular, plural string) (names string, value int64) {
+		value = v[0]
+		for _, x := range v[1:] {
+			if better(x, value) {
+				value = x
+			}
+		}
+		var says []string
+		for i, x := range v {
+			if x == value {
+				says = append(says, lanes[i].say)
+			}
+		}
+		switch {
+		case len(says) == len(lanes):
+			return "every lane " + singular, value
+		case len(says) == 1:
+			return says[0] + " " + singular, value
+		}
+		return strings.Join(says, " and ") + " " + plural, value
+	}
+	most, n := best(through, func(a, b int64) bool { return a > b }, "gets", "get")
+	least, r := best(rejected, func(a, b int64) bool { return a < b }, "is", "are")
+	return fmt.Sprintf("In the first %s, time enough for the limit to admit every client, %s the most through (%d of %d); over the whole storm, %s rejected least (%d rejections).",
+		views.Duration(time.Duration(bins)*bin), most, n, clients, least, r)
 }
 
 // Caption is the one-line caption of a design's charts in documentation:
@@ -421,17 +606,28 @@ func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.D
 		}
 		keyOf[j] = k
 	}
-	reqs := make([]engine.Request, 0, sampled*len(arrivals))
-	keys := make([]string, len(patternKeys))
+	type client struct {
+		tier string
+		keys []string
+	}
+	clients := make([]client, 0, sampled)
 	for _, c := range pop {
 		for k := range c.n {
 			prefix := "load-" + c.tier + "-" + strconv.Itoa(k) + "-"
+			keys := make([]string, len(patternKeys))
 			for i, pk := range patternKeys {
 				keys[i] = prefix + pk
 			}
-			for j, a := range arrivals {
-				reqs = append(reqs, engine.Request{At: a.At, Key: keys[keyOf[j]], Tier: c.tier})
-			}
+			clients = append(clients, client{c.tier, keys})
+		}
+	}
+	// Arrival by arrival, every client at once: the requests come in
+	// time order (the pattern's arrivals are), so the engine need not
+	// sort them.
+	reqs := make([]engine.Request, 0, sampled*len(arrivals))
+	for j, a := range arrivals {
+		for _, c := range clients {
+			reqs = append(reqs, engine.Request{At: a.At, Key: c.keys[keyOf[j]], Tier: c.tier})
 		}
 	}
 	run, err := engine.Simulate(q, engine.Simulation{Requests: reqs, Until: until, Bin: bin})

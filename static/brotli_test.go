@@ -1,11 +1,14 @@
 package static_test
 
 import (
+	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/andybalholm/brotli"
 	"github.com/ratelab/ratelab/static"
 )
 
@@ -42,9 +45,38 @@ func TestBrotliCopiesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"css/app.css", "nope.js", "../static.go"} {
+	for _, name := range []string{"nope.js", "../static.go", "css", "br/vendor"} {
 		if _, ok := static.Brotli(name); ok {
-			t.Errorf("Brotli(%q) = ok, want false (no copy)", name)
+			t.Errorf("Brotli(%q) = ok, want false (not an embedded file)", name)
+		}
+	}
+}
+
+// TestBrotliOfSmallAssets: the stylesheet and ratelab's own scripts, which
+// have no build-time copy, are brotli-compressed on first use, decode to
+// the embedded bytes, come out smaller than their gzip, and the same bytes
+// come back the second time.
+func TestBrotliOfSmallAssets(t *testing.T) {
+	names, err := fs.Glob(static.FS, "js/*.js")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("js/*.js: %v, %d files", err, len(names))
+	}
+	for _, name := range append(names, "css/app.css") {
+		raw, _ := static.FS.ReadFile(name)
+		b, ok := static.Brotli(name)
+		if !ok {
+			t.Fatalf("%s: no brotli", name)
+		}
+		got, err := io.ReadAll(brotli.NewReader(bytes.NewReader(b)))
+		if err != nil || !bytes.Equal(got, raw) {
+			t.Fatalf("%s: decodes to %d bytes (%v), want its %d", name, len(got), err, len(raw))
+		}
+		gz, _ := static.Gzip(name)
+		if len(b) >= len(gz) {
+			t.Errorf("%s: brotli %d bytes, gzip %d; want brotli smaller", name, len(b), len(gz))
+		}
+		if again, _ := static.Brotli(name); !bytes.Equal(again, b) {
+			t.Errorf("%s: a second call gives other bytes", name)
 		}
 	}
 }

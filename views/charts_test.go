@@ -18,11 +18,9 @@ import (
 
 // optionSeries is the part of an option's series the tests read.
 type optionSeries struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Data []struct {
-		Value [2]float64 `json:"value"`
-	} `json:"data"`
+	Name string       `json:"name"`
+	Type string       `json:"type"`
+	Data [][2]float64 `json:"data"`
 }
 
 // option is the part of an echarts option the tests read.
@@ -49,11 +47,7 @@ func series(t *testing.T, c Chart, o option, name string) [][2]float64 {
 	t.Helper()
 	for _, s := range o.Series {
 		if s.Name == name {
-			pts := make([][2]float64, len(s.Data))
-			for i, d := range s.Data {
-				pts[i] = d.Value
-			}
-			return pts
+			return s.Data
 		}
 	}
 	t.Fatalf("%s: no series %q", c.ID, name)
@@ -235,8 +229,8 @@ func checkTableMatchesOption(t *testing.T, c Chart) {
 		for i, d := range s.Data {
 			x, _ := strconv.ParseFloat(c.Table.Rows[i][0], 64)
 			y, _ := strconv.ParseFloat(c.Table.Rows[i][j+1], 64)
-			if x != d.Value[0] || y != d.Value[1] {
-				t.Fatalf("%s row %d, %s: table has (%s, %s), option (%g, %g)", c.ID, i, s.Name, c.Table.Rows[i][0], c.Table.Rows[i][j+1], d.Value[0], d.Value[1])
+			if x != d[0] || y != d[1] {
+				t.Fatalf("%s row %d, %s: table has (%s, %s), option (%g, %g)", c.ID, i, s.Name, c.Table.Rows[i][0], c.Table.Rows[i][j+1], d[0], d[1])
 			}
 		}
 	}
@@ -267,37 +261,79 @@ func TestReplicaChartLocalMultiplies(t *testing.T) {
 	checkTableMatchesOption(t, c)
 }
 
+// TestRetryStormChart: one lane per run, named as given, each with its
+// offered (dashed) and admitted series in the lane's colour, every value
+// the run's own per bin; the runs share the bins.
 func TestRetryStormChart(t *testing.T) {
 	tb := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 50}
 	p := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
-	p.Jitter = 0.5
-	jittered := simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: generate(t, p)})
-	p.Jitter = 0
-	still := simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: generate(t, p), Bin: jittered.Bin})
-	c := RetryStormChart(still, jittered, "caption")
+	traffic := generate(t, p)
+	run := func(mode algorithms.JitterMode, jitter float64, bin time.Duration) algorithms.Result {
+		r := *traffic.Retry
+		r.JitterMode, r.Jitter = mode, jitter
+		return simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: algorithms.Traffic{Arrivals: traffic.Arrivals, Retry: &r}, Bin: bin})
+	}
+	// Bins of 500 ms, fine enough to tell the jittered retries apart.
+	const bin = 500 * time.Millisecond
+	decorrelated := run(algorithms.JitterDecorrelated, 0, bin)
+	still := run("", 0, bin)
+	proportional := run(algorithms.JitterProportional, 0.5, bin)
+	full := run(algorithms.JitterFull, 0, bin)
+	jittered := algorithms.Result{Bin: bin, Lanes: []algorithms.LaneResult{proportional.Lanes[0], full.Lanes[0], decorrelated.Lanes[0]}}
+	names := []string{StormNoJitter, "design's: proportional 50 %", StormFull, StormDecorrelated}
+	runs := []algorithms.Result{still, proportional, full, decorrelated}
+
+	c := RetryStormChart(still, jittered, "caption", names...)
+	if !slices.Equal(c.Lanes, names) {
+		t.Fatalf("lanes %q, want %q", c.Lanes, names)
+	}
 	o := parseOption(t, c)
-	want := []string{SeriesStormOffered, SeriesStormAdmitted, SeriesStormOfferedJitter, SeriesStormAdmittedJitter}
-	if got := seriesNames(o); strings.Join(got, ",") != strings.Join(want, ",") {
+	var want []string
+	for _, n := range names {
+		want = append(want, StormSeries(SeriesStormOffered, n), StormSeries(SeriesStormAdmitted, n))
+	}
+	if got := seriesNames(o); !slices.Equal(got, want) {
 		t.Fatalf("series: got %q, want %q", got, want)
 	}
-	for _, tt := range []struct {
-		name string
-		run  algorithms.Result
-		f    func(algorithms.Bin) int64
-	}{
-		{SeriesStormOffered, still, offered}, {SeriesStormAdmitted, still, admitted},
-		{SeriesStormOfferedJitter, jittered, offered}, {SeriesStormAdmittedJitter, jittered, admitted},
-	} {
-		pts := series(t, c, o, tt.name)
-		var sum float64
-		for i, pt := range pts {
-			if i < len(tt.run.Lanes[0].Series) && pt[1] != float64(tt.f(tt.run.Lanes[0].Series[i])) {
-				t.Fatalf("%s[%d]: got %v, want %d", tt.name, i, pt, tt.f(tt.run.Lanes[0].Series[i]))
-			}
-			sum += pt[1]
+	if want[6] != "offered, decorrelated jitter" {
+		t.Errorf("series name %q", want[6])
+	}
+	// Equal jitter is left out: decorrelated keeps its own colour.
+	colours := []string{ClassColor(0), ClassColor(1), ClassColor(2), ClassColor(4)}
+	for i, st := range c.Series {
+		lane := i / 2
+		if st.Color != colours[lane] || st.Dashed != (i%2 == 0) || st.Lane != lane {
+			t.Errorf("%s: colour %s dashed %v lane %d; want %s, dashed %v, lane %d", st.Name, st.Color, st.Dashed, st.Lane, colours[lane], i%2 == 0, lane)
 		}
-		if tt.name == SeriesStormOffered && sum != float64(still.Lanes[0].Summary.Offered) {
-			t.Errorf("%s sums to %g, want the %d offered (retries included)", tt.name, sum, still.Lanes[0].Summary.Offered)
+	}
+	n := 0
+	for _, r := range runs {
+		n = max(n, len(r.Lanes[0].Series))
+	}
+	for i, name := range names {
+		l := runs[i].Lanes[0]
+		for _, tt := range []struct {
+			series string
+			f      func(algorithms.Bin) int64
+		}{{StormSeries(SeriesStormOffered, name), offered}, {StormSeries(SeriesStormAdmitted, name), admitted}} {
+			pts := series(t, c, o, tt.series)
+			if len(pts) != n {
+				t.Fatalf("%s: %d points, want the longest run's %d bins", tt.series, len(pts), n)
+			}
+			var sum float64
+			for j, pt := range pts {
+				var want int64
+				if j < len(l.Series) {
+					want = tt.f(l.Series[j])
+				}
+				if x := (time.Duration(j) * bin).Seconds(); pt[0] != x || pt[1] != float64(want) {
+					t.Fatalf("%s[%d]: got %v, want [%v %d]", tt.series, j, pt, x, want)
+				}
+				sum += pt[1]
+			}
+			if tt.series == StormSeries(SeriesStormOffered, name) && sum != float64(l.Summary.Offered) {
+				t.Errorf("%s sums to %g, want the %d offered (retries included)", tt.series, sum, l.Summary.Offered)
+			}
 		}
 	}
 	// In lockstep the retries come back in one bin; jitter spreads them.
@@ -308,10 +344,18 @@ func TestRetryStormChart(t *testing.T) {
 		}
 		return m
 	}
-	if peak(SeriesStormOffered) <= peak(SeriesStormOfferedJitter) {
-		t.Errorf("retry peak without jitter %g, with %g; want jitter to lower it", peak(SeriesStormOffered), peak(SeriesStormOfferedJitter))
+	for _, name := range names[1:] {
+		if s, j := peak(StormSeries(SeriesStormOffered, StormNoJitter)), peak(StormSeries(SeriesStormOffered, name)); s <= j {
+			t.Errorf("retry peak without jitter %g, with %s %g; want jitter to lower it", s, name, j)
+		}
 	}
 	checkTableMatchesOption(t, c)
+
+	// Unnamed, two runs are the lanes without and with jitter.
+	two := RetryStormChart(still, proportional, "caption")
+	if !slices.Equal(two.Lanes, []string{StormNoJitter, StormWithJitter}) || two.Table.Columns[4] != "admitted, with jitter" {
+		t.Errorf("two runs: lanes %q, columns %q", two.Lanes, two.Table.Columns)
+	}
 }
 
 func TestChartValuesStayFinite(t *testing.T) {
@@ -372,12 +416,10 @@ type laneOption struct {
 		Name      string  `json:"name"`
 	} `json:"yAxis"`
 	Series []struct {
-		Name       string `json:"name"`
-		XAxisIndex int    `json:"xAxisIndex"`
-		YAxisIndex int    `json:"yAxisIndex"`
-		Data       []struct {
-			Value [2]float64 `json:"value"`
-		} `json:"data"`
+		Name       string       `json:"name"`
+		XAxisIndex int          `json:"xAxisIndex"`
+		YAxisIndex int          `json:"yAxisIndex"`
+		Data       [][2]float64 `json:"data"`
 	} `json:"series"`
 }
 
@@ -456,8 +498,8 @@ func TestLanesStackOnSharedAxes(t *testing.T) {
 			}
 			perLane[s.XAxisIndex] = append(perLane[s.XAxisIndex], s.Name)
 			for _, d := range s.Data {
-				if d.Value[1] > o.YAxis[0].Max || d.Value[0] < o.XAxis[0].Min || d.Value[0] > o.XAxis[0].Max {
-					t.Fatalf("%s %q: point %v outside the shared ranges", c.ID, s.Name, d.Value)
+				if d[1] > o.YAxis[0].Max || d[0] < o.XAxis[0].Min || d[0] > o.XAxis[0].Max {
+					t.Fatalf("%s %q: point %v outside the shared ranges", c.ID, s.Name, d)
 				}
 			}
 		}

@@ -199,9 +199,6 @@ type ResultsView struct {
 	// Base is the server's absolute URL ("https://host"), for the
 	// documentation snippets; "" leaves the snippets out.
 	Base string
-	// Docs are texts for the API's documentation: the consumer-facing
-	// limits section and the OpenAPI fragment.
-	Docs []DocSnippet
 	// DeferTables puts each chart's data table in a <template> that the
 	// page's script fills in when its panel opens: set for the results
 	// htmx swaps in, never for a page.
@@ -390,4 +387,15 @@ type LimitParamView struct {
 // Finding is one lint finding of the policy.
 type Finding struct {
 	Severity, ID, Field, Message, Fix string
+}
+
+// DocsPanelPath is the path of the lazily fetched panels: the docs panel
+// ("docs-panel") and each chart's snippets ("<chart id>-snippets") under
+// it, the design's query after it.
+const DocsPanelPath = "/designer/docs/"
+
+// DocsPanelURL is the URL of a panel's content for the design with
+// canonical query.
+func DocsPanelURL(panel, query string) string {
+	return DocsPanelPath + panel + "?" + query
 }

@@ -292,7 +292,7 @@ func TestLayoutLoadsOnlyLocalAssets(t *testing.T) {
 	}
 	var srcs []string
 	doc.Find("script[src]").Each(func(_ int, s *goquery.Selection) { srcs = append(srcs, s.AttrOr("src", "")) })
-	want := []string{"/static/vendor/htmx.min.js?v=", "/static/vendor/echarts.min.js?v=", "/static/js/charts.js?v=", "/static/js/copy.js?v=", "/static/js/upload.js?v=", "/static/js/live.js?v="}
+	want := []string{"/static/vendor/htmx.min.js?v=", "/static/vendor/echarts.min.js?v=", "/static/js/charts.js?v=", "/static/js/copy.js?v=", "/static/js/lazy.js?v=", "/static/js/upload.js?v=", "/static/js/live.js?v=", "/static/js/sliders.js?v="}
 	if len(srcs) != len(want) {
 		t.Fatalf("scripts: got %q", srcs)
 	}

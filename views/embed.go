@@ -56,27 +56,34 @@ func EmbedSnippets(base, query string, c Chart) Snippets {
 		IFrame:   `<iframe src="` + htmlAttr(page) + `" title="` + htmlAttr(alt) + `" width="100%" height="` + strconv.Itoa(EmbedHeight(c)) + `" loading="lazy" style="border:0"></iframe>`,
 		Markdown: "[![" + markdownText(alt) + "](" + markdownURL(svg) + ")](" + markdownURL(design) + ")",
 		HTML: `<a href="` + htmlAttr(design) + `"><img src="` + htmlAttr(svg) + `" alt="` + htmlAttr(alt) +
-			`" width="720" height="400"></a>`,
+			`" width="` + strconv.Itoa(DefaultSVGWidth) + `" height="` + strconv.Itoa(SVGDefaultHeight(c, embedSVGOptions)) + `"></a>`,
 	}
 }
+
+// embedSVGOptions are the options /embed/<chart>.svg draws with, as far
+// as they set the image's size: the default width, and a caption line
+// (the design's limit and pattern).
+var embedSVGOptions = SVGOptions{Subtitle: "the design's limit and pattern"}
 
 // EmbedHeight is the height in pixels of an iframe that shows chart c at
 // the height its lanes are laid out for, with the embed's title, caption
 // and source line.
 func EmbedHeight(c Chart) int { return max(c.Height, LanesHeight(1)) + 84 }
 
+// The escapers of the snippets, built once: a strings.Replacer builds its
+// lookup tables on first use, which per call cost more than the escaping.
+var (
+	htmlAttrReplacer     = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;")
+	markdownTextReplacer = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`)
+	markdownURLReplacer  = strings.NewReplacer("(", "%28", ")", "%29", " ", "%20")
+)
+
 // htmlAttr escapes s for a double-quoted HTML attribute.
-func htmlAttr(s string) string {
-	return strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func htmlAttr(s string) string { return htmlAttrReplacer.Replace(s) }
 
 // markdownText escapes the characters that end or open Markdown link text.
-func markdownText(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(s)
-}
+func markdownText(s string) string { return markdownTextReplacer.Replace(s) }
 
 // markdownURL keeps a URL inside Markdown's (…): parentheses and spaces
 // are percent-encoded.
-func markdownURL(s string) string {
-	return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20").Replace(s)
-}
+func markdownURL(s string) string { return markdownURLReplacer.Replace(s) }

@@ -188,18 +188,17 @@ func PolicyTimeline(classes []TimelineClass, shown, total int) Chart {
 	table := Table{Columns: []string{"class · outcome", "requests", "first (s)", "last (s)"}}
 	var styles []SeriesStyle
 	for i, r := range rows {
-		data := make([]opts.ScatterData, len(r.points))
 		for k := range r.points {
 			r.points[k][1] = float64(i) // the row, as the category axis counts
-			data[k] = opts.ScatterData{Value: &r.points[k]}
 		}
 		// Large mode draws a row's points as one path: the timeline is
 		// the first chart an update draws, and thousands of separate
 		// symbols took it tens of milliseconds.
-		c.AddSeries(r.name, data,
+		c.AddSeries(r.name, nil,
 			charts.WithScatterChartOpts(opts.ScatterChart{Symbol: r.symbol, SymbolSize: 6}),
 			func(s *charts.SingleSeries) { s.Large, s.LargeThreshold = opts.Bool(true), 200 },
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: r.color}))
+		withPoints(&c.BaseConfiguration, r.points)
 		table.Rows = append(table.Rows, []string{r.name, strconv.Itoa(len(r.points)), format(r.points[0][0]), format(r.points[len(r.points)-1][0])})
 		styles = append(styles, SeriesStyle{Name: r.name, Color: r.color})
 	}

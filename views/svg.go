@@ -155,6 +155,12 @@ const (
 	legendSpacing = 16 // label to next swatch
 	charWidth     = 0.6
 	minPlot       = 40 // the smallest plot width and height
+	captionRow    = 22 // the caption line under the x axis's name
+	laneTopGap    = 6  // between the legend and the first lane's name
+	laneLabelRow  = 18 // a lane's name above its plot
+	laneGap       = 10 // between a lane's plot and the next lane's name
+	minLanePlot   = 36 // the smallest lane plot; less draws one plot
+	legendTop     = svgPad + titleSize + 8
 )
 
 // svgView is everything svg.templ draws, each number already formatted.
@@ -170,8 +176,8 @@ type svgView struct {
 	XName, YName, Caption svgText
 	Grid, Axes            []svgLine
 	XLabels, YLabels      []svgText
-	Plot                  svgPlot
-	Series                []svgSeries
+	LaneLabels            []svgText
+	Plots                 []svgPlot
 }
 
 type svgText struct {
@@ -193,9 +199,13 @@ type svgStroke struct {
 	Color, Width, Dash string
 }
 
+// svgPlot is one plot rectangle and its lines: the whole chart's, or one
+// lane's (Lane is its index into Chart.Lanes, "" without lanes).
 type svgPlot struct {
+	Lane                     string
 	XMin, XMax, YMin, YMax   string
 	Left, Top, Width, Height string
+	Series                   []svgSeries
 }
 
 type svgSeries struct {
@@ -216,7 +226,7 @@ func newSVGView(c Chart, o SVGOptions) (svgView, error) {
 	if err != nil {
 		return svgView{}, err
 	}
-	h, err := svgSize("height", o.Height, DefaultSVGHeight)
+	h, err := svgSize("height", o.Height, SVGDefaultHeight(c, o))
 	if err != nil {
 		return svgView{}, err
 	}
@@ -238,9 +248,143 @@ func newSVGView(c Chart, o SVGOptions) (svgView, error) {
 	v.Title = svgText{X: px(svgPad), Y: px(svgPad + titleSize - 2), Anchor: "start", Text: fitText(title, titleSize, float64(w-2*svgPad))}
 	v.Desc = description(title, cleanText(c.Caption), cleanText(o.Subtitle))
 
-	// Legend: rows under the title, wrapping when the next item does not
-	// fit the width.
-	top := svgPad + titleSize + 8
+	var rows int
+	v.Legend, rows = layoutLegend(series, w)
+	top := legendTop + rows*legendRow
+	avail := float64(w - 2*svgPad)
+
+	// Axes: y name above the plot (on the first lane's label row with
+	// lanes), x tick labels, x name and the caption line below it.
+	xs, ys := axisExtent(series, func(p svgPoint) float64 { return p.x }), axisExtent(series, func(p svgPoint) float64 { return p.y })
+	bottom := h - svgPad
+	caption := cleanText(o.Subtitle)
+	if caption != "" {
+		v.Caption = svgText{X: px(svgPad), Y: px(float64(bottom)), Anchor: "start", Text: fitText(caption, captionSize, avail)}
+		bottom -= captionRow
+	}
+	xNameBase := bottom
+	xLabelBase := xNameBase - 18
+	plotBottom := xLabelBase - labelSize - 4
+
+	// Lanes, when the chart has them and each gets a plot of at least
+	// minLanePlot pixels; else one plot for every line.
+	lanes := svgLanes(c, series)
+	lanePlot := 0
+	if lanes != nil {
+		n := len(lanes)
+		lanePlot = (plotBottom - top - laneTopGap - n*laneLabelRow - (n-1)*laneGap) / n
+		if lanePlot < minLanePlot {
+			lanes = nil
+		}
+	}
+	type rect struct{ top, bottom int }
+	var rects []rect
+	yTarget := 0
+	if lanes != nil {
+		for g := range lanes {
+			t := top + laneTopGap + g*(laneLabelRow+lanePlot+laneGap) + laneLabelRow
+			rects = append(rects, rect{t, t + lanePlot})
+		}
+		yTarget = 2
+	} else {
+		plotTop := top + 14 + 10 // the y name's row
+		rects = []rect{{plotTop, plotBottom}}
+		yTarget = max(2, min(10, (plotBottom-plotTop)/50))
+	}
+	yAxis := niceAxis(ys.lo, ys.hi, yTarget)
+	labelW := 0.0
+	for _, t := range yAxis.ticks() {
+		labelW = max(labelW, textWidth(yAxis.label(t), labelSize))
+	}
+	left := svgPad + int(math.Ceil(labelW)) + 8
+	right := w - svgPad - 12 // room for half the last x label
+	if plotH := rects[0].bottom - rects[0].top; right-left < minPlot || plotH < minPlot && lanes == nil {
+		return svgView{}, fmt.Errorf("svg %s: a %d×%d chart leaves %d×%d pixels to plot after the legend of %d series and the labels; want at least %d×%d: make it larger",
+			v.ID, w, h, max(0, right-left), max(0, plotH), len(series), minPlot, minPlot)
+	}
+	xAxis := niceAxis(xs.lo, xs.hi, max(2, min(10, (right-left)/80)))
+	pw := float64(right - left)
+	mapX := func(x float64) float64 { return float64(left) + (x-xAxis.lo)/(xAxis.hi-xAxis.lo)*pw }
+
+	xName := "time (s)"
+	if len(c.Table.Columns) > 0 && strings.TrimSpace(c.Table.Columns[0]) != "" {
+		xName = cleanText(c.Table.Columns[0])
+	}
+	v.XName = svgText{X: px(float64(left) + pw/2), Y: px(float64(xNameBase)), Anchor: "middle", Text: fitText(xName, labelSize, avail)}
+	yName := cleanText(c.YName)
+	if lanes != nil {
+		base := float64(rects[0].top - 5)
+		v.YName = svgText{X: px(float64(right)), Y: px(base), Anchor: "end", Text: fitText(yName, labelSize, avail/2)}
+		for g := range lanes {
+			name := ""
+			if g < len(c.Lanes) {
+				name = cleanText(c.Lanes[g])
+			}
+			v.LaneLabels = append(v.LaneLabels, svgText{X: px(float64(left)), Y: px(float64(rects[g].top - 5)), Anchor: "start", Text: fitText(name, legendSize, avail/2-8)})
+		}
+	} else {
+		v.YName = svgText{X: px(svgPad), Y: px(float64(top + 14)), Anchor: "start", Text: fitText(yName, labelSize, avail)}
+	}
+	for _, t := range xAxis.ticks() {
+		x := px(mapX(t))
+		for _, r := range rects {
+			v.Grid = append(v.Grid, svgLine{X1: x, Y1: px(float64(r.top)), X2: x, Y2: px(float64(r.bottom))})
+		}
+		v.XLabels = append(v.XLabels, svgText{X: x, Y: px(float64(xLabelBase)), Anchor: "middle", Text: xAxis.label(t)})
+	}
+	for g, r := range rects {
+		ph := float64(r.bottom - r.top)
+		bottom := r.bottom
+		mapY := func(y float64) float64 { return float64(bottom) - (y-yAxis.lo)/(yAxis.hi-yAxis.lo)*ph }
+		for _, t := range yAxis.ticks() {
+			y := px(mapY(t))
+			v.Grid = append(v.Grid, svgLine{X1: px(float64(left)), Y1: y, X2: px(float64(right)), Y2: y})
+			v.YLabels = append(v.YLabels, svgText{X: px(float64(left - 6)), Y: px(mapY(t) + 4), Anchor: "end", Text: yAxis.label(t)})
+		}
+		v.Axes = append(v.Axes,
+			svgLine{X1: px(float64(left)), Y1: px(float64(r.bottom)), X2: px(float64(right)), Y2: px(float64(r.bottom))},
+			svgLine{X1: px(float64(left)), Y1: px(float64(r.top)), X2: px(float64(left)), Y2: px(float64(r.bottom))})
+		plot := svgPlot{
+			XMin: exact(xAxis.lo), XMax: exact(xAxis.hi), YMin: exact(yAxis.lo), YMax: exact(yAxis.hi),
+			Left: strconv.Itoa(left), Top: strconv.Itoa(r.top), Width: strconv.Itoa(right - left), Height: strconv.Itoa(r.bottom - r.top),
+		}
+		members := make([]int, len(series))
+		for i := range members {
+			members[i] = i
+		}
+		if lanes != nil {
+			plot.Lane = strconv.Itoa(g)
+			members = lanes[g]
+		}
+		for _, i := range members {
+			s := series[i]
+			var b strings.Builder
+			for j, p := range dropHorizontalRuns(s.points) {
+				if j > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(px(mapX(p.x)))
+				b.WriteByte(',')
+				b.WriteString(px(mapY(p.y)))
+			}
+			style := s.style
+			if lanes != nil {
+				// A line in a lane of its own needs no nesting width;
+				// the interactive chart draws lanes at echarts' default.
+				style.Width = 0
+			}
+			plot.Series = append(plot.Series, svgSeries{Name: s.name, Style: stroke(i, style, 0), Points: b.String()})
+		}
+		v.Plots = append(v.Plots, plot)
+	}
+	return v, nil
+}
+
+// layoutLegend lays the legend of series out in rows under the title of
+// a chart w pixels wide, wrapping when the next item does not fit, and
+// returns its items and the number of rows (0 without series).
+func layoutLegend(series []namedSeries, w int) ([]svgLegendItem, int) {
+	var items []svgLegendItem
 	x, row := float64(svgPad), 0
 	avail := float64(w - 2*svgPad)
 	for i, s := range series {
@@ -249,8 +393,8 @@ func newSVGView(c Chart, o SVGOptions) (svgView, error) {
 		if x > svgPad && x+iw > float64(w-svgPad) {
 			x, row = svgPad, row+1
 		}
-		mid := float64(top + row*legendRow + legendRow/2)
-		v.Legend = append(v.Legend, svgLegendItem{
+		mid := float64(legendTop + row*legendRow + legendRow/2)
+		items = append(items, svgLegendItem{
 			Line:  svgLine{X1: px(x), Y1: px(mid), X2: px(x + legendSwatch), Y2: px(mid)},
 			Label: svgText{X: px(x + legendSwatch + legendGap), Y: px(mid + 4), Anchor: "start", Text: label},
 			Name:  s.name,
@@ -258,77 +402,72 @@ func newSVGView(c Chart, o SVGOptions) (svgView, error) {
 		})
 		x += iw + legendSpacing
 	}
-	if len(series) > 0 {
-		top += (row + 1) * legendRow
+	if len(series) == 0 {
+		return nil, 0
 	}
+	return items, row + 1
+}
 
-	// Axes: y name above the plot, x tick labels, x name and the caption
-	// line below it.
-	xs, ys := axisExtent(series, func(p svgPoint) float64 { return p.x }), axisExtent(series, func(p svgPoint) float64 { return p.y })
-	yNameBase := top + 14
-	plotTop := yNameBase + 10
-	bottom := h - svgPad
-	caption := cleanText(o.Subtitle)
-	if caption != "" {
-		v.Caption = svgText{X: px(svgPad), Y: px(float64(bottom)), Anchor: "start", Text: fitText(caption, captionSize, avail)}
-		bottom -= 22
+// svgLanes is, for a chart with lanes (2 to MaxLanes), the series each
+// lane draws: its own (SeriesStyle.Lane) and the reference lines
+// (LaneEvery), in table order. It is nil for a chart of one plot, or when
+// a series names no lane of the chart.
+func svgLanes(c Chart, series []namedSeries) [][]int {
+	n := len(c.Lanes)
+	if n < 2 || n > MaxLanes {
+		return nil
 	}
-	xNameBase := bottom
-	xLabelBase := xNameBase - 18
-	plotBottom := xLabelBase - labelSize - 4
-	yAxis := niceAxis(ys.lo, ys.hi, max(2, min(10, (plotBottom-plotTop)/50)))
-	labelW := 0.0
-	for _, t := range yAxis.ticks() {
-		labelW = max(labelW, textWidth(yAxis.label(t), labelSize))
-	}
-	left := svgPad + int(math.Ceil(labelW)) + 8
-	right := w - svgPad - 12 // room for half the last x label
-	if right-left < minPlot || plotBottom-plotTop < minPlot {
-		return svgView{}, fmt.Errorf("svg %s: a %d×%d chart leaves %d×%d pixels to plot after the legend of %d series and the labels; want at least %d×%d: make it larger",
-			v.ID, w, h, max(0, right-left), max(0, plotBottom-plotTop), len(series), minPlot, minPlot)
-	}
-	xAxis := niceAxis(xs.lo, xs.hi, max(2, min(10, (right-left)/80)))
-	pw, ph := float64(right-left), float64(plotBottom-plotTop)
-	mapX := func(x float64) float64 { return float64(left) + (x-xAxis.lo)/(xAxis.hi-xAxis.lo)*pw }
-	mapY := func(y float64) float64 { return float64(plotBottom) - (y-yAxis.lo)/(yAxis.hi-yAxis.lo)*ph }
-
-	xName := "time (s)"
-	if len(c.Table.Columns) > 0 && strings.TrimSpace(c.Table.Columns[0]) != "" {
-		xName = cleanText(c.Table.Columns[0])
-	}
-	v.XName = svgText{X: px(float64(left) + pw/2), Y: px(float64(xNameBase)), Anchor: "middle", Text: fitText(xName, labelSize, avail)}
-	v.YName = svgText{X: px(svgPad), Y: px(float64(yNameBase)), Anchor: "start", Text: fitText(cleanText(c.YName), labelSize, avail)}
-	for _, t := range xAxis.ticks() {
-		x := px(mapX(t))
-		v.Grid = append(v.Grid, svgLine{X1: x, Y1: px(float64(plotTop)), X2: x, Y2: px(float64(plotBottom))})
-		v.XLabels = append(v.XLabels, svgText{X: x, Y: px(float64(xLabelBase)), Anchor: "middle", Text: xAxis.label(t)})
-	}
-	for _, t := range yAxis.ticks() {
-		y := px(mapY(t))
-		v.Grid = append(v.Grid, svgLine{X1: px(float64(left)), Y1: y, X2: px(float64(right)), Y2: y})
-		v.YLabels = append(v.YLabels, svgText{X: px(float64(left - 6)), Y: px(mapY(t) + 4), Anchor: "end", Text: yAxis.label(t)})
-	}
-	v.Axes = []svgLine{
-		{X1: px(float64(left)), Y1: px(float64(plotBottom)), X2: px(float64(right)), Y2: px(float64(plotBottom))},
-		{X1: px(float64(left)), Y1: px(float64(plotTop)), X2: px(float64(left)), Y2: px(float64(plotBottom))},
-	}
-	v.Plot = svgPlot{
-		XMin: exact(xAxis.lo), XMax: exact(xAxis.hi), YMin: exact(yAxis.lo), YMax: exact(yAxis.hi),
-		Left: strconv.Itoa(left), Top: strconv.Itoa(plotTop), Width: strconv.Itoa(right - left), Height: strconv.Itoa(plotBottom - plotTop),
-	}
+	lanes := make([][]int, n)
 	for i, s := range series {
-		var b strings.Builder
-		for j, p := range dropHorizontalRuns(s.points) {
-			if j > 0 {
-				b.WriteByte(' ')
+		switch l := s.style.Lane; {
+		case l == LaneEvery:
+			for g := range lanes {
+				lanes[g] = append(lanes[g], i)
 			}
-			b.WriteString(px(mapX(p.x)))
-			b.WriteByte(',')
-			b.WriteString(px(mapY(p.y)))
+		case l >= 0 && l < n && i < len(c.Series):
+			lanes[l] = append(lanes[l], i)
+		default:
+			return nil
 		}
-		v.Series = append(v.Series, svgSeries{Name: s.name, Style: stroke(i, s.style, 0), Points: b.String()})
 	}
-	return v, nil
+	return lanes
+}
+
+// SVGDefaultHeight is the height in pixels RenderSVG draws c at when
+// o.Height is 0: DefaultSVGHeight for a chart of one plot, and for a
+// chart with lanes the height that gives each lane a plot of
+// svgLanePlot(n) pixels at o's width.
+func SVGDefaultHeight(c Chart, o SVGOptions) int {
+	n := len(c.Lanes)
+	if n < 2 || n > MaxLanes {
+		return DefaultSVGHeight
+	}
+	series, err := tableSeries(c)
+	if err != nil || svgLanes(c, series) == nil {
+		return DefaultSVGHeight
+	}
+	w := o.Width
+	if w < MinSVGSize || w > MaxSVGSize {
+		w = DefaultSVGWidth
+	}
+	_, rows := layoutLegend(series, w)
+	h := legendTop + rows*legendRow + laneTopGap + n*(laneLabelRow+svgLanePlot(n)) + (n-1)*laneGap + labelSize + 4 + 18 + svgPad
+	if cleanText(o.Subtitle) != "" {
+		h += captionRow
+	}
+	return min(max(h, MinSVGSize), MaxSVGSize)
+}
+
+// svgLanePlot is the plot height in pixels of each of n lanes at the
+// default height: fewer lanes get taller plots, as on the page.
+func svgLanePlot(n int) int {
+	switch {
+	case n <= 2:
+		return 120
+	case n <= 4:
+		return 84
+	}
+	return 64
 }
 
 func svgSize(field string, v, def int) (int, error) {

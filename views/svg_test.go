@@ -90,17 +90,21 @@ func renderSVG(t *testing.T, c Chart, o SVGOptions) []byte {
 // parsedSVG is what the tests read back from an SVG document.
 type parsedSVG struct {
 	root     xml.StartElement
-	elements []xml.StartElement // every element, in document order
-	texts    map[string]string  // text of each element with a data-testid
-	plot     map[string]float64 // the plot group's data-* numbers
+	elements []xml.StartElement   // every element, in document order
+	texts    map[string]string    // text of each element with a data-testid
+	plots    []map[string]float64 // each plot group's data-* numbers, in order
 	series   []parsedSeries
 	legend   []string
+	lanes    []string // the lanes' names, top to bottom
 	xLabels  []string
 	yLabels  []string
+	// xLabelY is the y of every x tick label, in pixels.
+	xLabelY []float64
 }
 
 type parsedSeries struct {
 	name, stroke, width, dash string
+	plot                      int        // index into parsedSVG.plots
 	points                    []svgPoint // in pixels
 }
 
@@ -116,7 +120,7 @@ func attr(e xml.StartElement, name string) (string, bool) {
 // parseSVG decodes every token of b, failing on the first XML error.
 func parseSVG(t *testing.T, b []byte) parsedSVG {
 	t.Helper()
-	p := parsedSVG{texts: map[string]string{}, plot: map[string]float64{}}
+	p := parsedSVG{texts: map[string]string{}}
 	d := xml.NewDecoder(bytes.NewReader(b))
 	var stack []xml.StartElement
 	var text strings.Builder
@@ -139,17 +143,19 @@ func parseSVG(t *testing.T, b []byte) parsedSVG {
 			text.Reset()
 			switch tid, _ := attr(tok, "data-testid"); {
 			case tid == "svg-plot":
+				plot := map[string]float64{}
 				for _, a := range tok.Attr {
 					if k, ok := strings.CutPrefix(a.Name.Local, "data-"); ok && k != "testid" {
 						v, err := strconv.ParseFloat(a.Value, 64)
 						if err != nil {
 							t.Fatalf("plot %s=%q: %v", a.Name.Local, a.Value, err)
 						}
-						p.plot[k] = v
+						plot[k] = v
 					}
 				}
+				p.plots = append(p.plots, plot)
 			case tok.Name.Local == "polyline":
-				s := parsedSeries{}
+				s := parsedSeries{plot: len(p.plots) - 1}
 				s.name, _ = attr(tok, "data-series")
 				s.stroke, _ = attr(tok, "stroke")
 				s.width, _ = attr(tok, "stroke-width")
@@ -180,9 +186,18 @@ func parseSVG(t *testing.T, b []byte) parsedSVG {
 			if _, ok := attr(e, "data-legend"); ok {
 				p.legend = append(p.legend, text.String())
 			}
+			if _, ok := attr(e, "data-lane"); ok && e.Name.Local == "text" {
+				p.lanes = append(p.lanes, text.String())
+			}
 			switch ax, _ := attr(e, "data-axis"); ax {
 			case "x":
 				p.xLabels = append(p.xLabels, text.String())
+				y, _ := attr(e, "y")
+				v, err := strconv.ParseFloat(y, 64)
+				if err != nil {
+					t.Fatalf("x label y %q: %v", y, err)
+				}
+				p.xLabelY = append(p.xLabelY, v)
 			case "y":
 				p.yLabels = append(p.yLabels, text.String())
 			}
@@ -209,8 +224,22 @@ func TestSVGParsesForEveryDesignerChart(t *testing.T) {
 						t.Errorf("svg has no %s", a)
 					}
 				}
-				if got, _ := attr(p.root, "viewBox"); got != "0 0 720 400" {
-					t.Errorf("viewBox %q, want the default 720×400", got)
+				// One plot of 720×400, or lanes each at least 60 px tall,
+				// stacked.
+				wantH := 400
+				if c.Lanes != nil {
+					wantH = SVGDefaultHeight(c, SVGOptions{Subtitle: svgSubtitle})
+					if len(p.plots) != len(c.Lanes) {
+						t.Fatalf("%d plots for %d lanes", len(p.plots), len(c.Lanes))
+					}
+					for g, pl := range p.plots {
+						if pl["height"] < 60 || pl["lane"] != float64(g) {
+							t.Errorf("plot %d: lane %v, %v px tall; want lane %d at least 60 px", g, pl["lane"], pl["height"], g)
+						}
+					}
+				}
+				if got, _ := attr(p.root, "viewBox"); got != fmt.Sprintf("0 0 720 %d", wantH) {
+					t.Errorf("viewBox %q, want 720×%d", got, wantH)
 				}
 				if got, _ := attr(p.root, "role"); got != "img" {
 					t.Errorf("role %q, want img", got)
@@ -232,13 +261,34 @@ func TestSVGParsesForEveryDesignerChart(t *testing.T) {
 					t.Errorf("desc %q lacks the caption or the subtitle", p.texts["desc"])
 				}
 				names := c.Table.Columns[1:]
-				if len(p.series) != len(names) || len(p.legend) != len(names) {
-					t.Fatalf("%d polylines and %d legend items for %d series", len(p.series), len(p.legend), len(names))
+				if len(p.legend) != len(names) {
+					t.Fatalf("%d legend items for %d series", len(p.legend), len(names))
 				}
-				for j, s := range p.series {
-					if s.name != names[j] || p.legend[j] != names[j] {
-						t.Errorf("series %d: polyline %q, legend %q, want %q", j, s.name, p.legend[j], names[j])
+				for j := range names {
+					if p.legend[j] != names[j] {
+						t.Errorf("legend %d: %q, want %q", j, p.legend[j], names[j])
 					}
+				}
+				// Each plot draws its lane's own lines and the reference
+				// lines, in table order; one plot draws them all.
+				for g := range p.plots {
+					var want, got []string
+					for j, name := range names {
+						if c.Lanes == nil || c.Series[j].Lane == g || c.Series[j].Lane == LaneEvery {
+							want = append(want, name)
+						}
+					}
+					for _, s := range p.series {
+						if s.plot == g {
+							got = append(got, s.name)
+						}
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("plot %d draws %q, want %q", g, got, want)
+					}
+				}
+				if c.Lanes != nil && !slices.Equal(p.lanes, c.Lanes) {
+					t.Errorf("lane names %q, want %q", p.lanes, c.Lanes)
 				}
 				if len(p.xLabels) < 3 || len(p.yLabels) < 3 {
 					t.Errorf("tick labels x %q, y %q; want at least 3 each", p.xLabels, p.yLabels)
@@ -264,14 +314,25 @@ type svgScale struct {
 	xmin, xmax, ymin, ymax, left, top, width, height float64
 }
 
+// scaleOf is the scale of p's only plot.
 func scaleOf(t *testing.T, p parsedSVG) svgScale {
 	t.Helper()
+	if len(p.plots) != 1 {
+		t.Fatalf("%d plot groups, want 1", len(p.plots))
+	}
+	return plotScale(t, p, 0)
+}
+
+// plotScale is the scale of p's i-th plot group.
+func plotScale(t *testing.T, p parsedSVG, i int) svgScale {
+	t.Helper()
+	plot := p.plots[i]
 	for _, k := range []string{"xmin", "xmax", "ymin", "ymax", "left", "top", "width", "height"} {
-		if _, ok := p.plot[k]; !ok {
-			t.Fatalf("plot group has no data-%s", k)
+		if _, ok := plot[k]; !ok {
+			t.Fatalf("plot group %d has no data-%s", i, k)
 		}
 	}
-	s := svgScale{p.plot["xmin"], p.plot["xmax"], p.plot["ymin"], p.plot["ymax"], p.plot["left"], p.plot["top"], p.plot["width"], p.plot["height"]}
+	s := svgScale{plot["xmin"], plot["xmax"], plot["ymin"], plot["ymax"], plot["left"], plot["top"], plot["width"], plot["height"]}
 	if !(s.xmax > s.xmin && s.ymax > s.ymin && s.width > 0 && s.height > 0) {
 		t.Fatalf("degenerate plot %+v", s)
 	}
@@ -353,10 +414,10 @@ func TestSVGPointsAreTheSimulation(t *testing.T) {
 	rows, vertices := 0, 0
 	for _, c := range d.charts {
 		p := parseSVG(t, renderSVG(t, c, SVGOptions{}))
-		s := scaleOf(t, p)
-		tx, ty := s.tolerance()
-		for j, ps := range p.series {
-			want := tablePoints(t, c, j+1)
+		for _, ps := range p.series {
+			s := plotScale(t, p, ps.plot)
+			tx, ty := s.tolerance()
+			want := tablePoints(t, c, slices.Index(c.Table.Columns, ps.name))
 			checkDrawn(t, c.ID+"/"+ps.name, inData(s, ps.points), want, tx, ty)
 			rows += len(want)
 			vertices += len(ps.points)
@@ -377,8 +438,6 @@ func TestSVGPointsAreTheSimulation(t *testing.T) {
 	sim := d.sim
 	adm := chartByID(t, d.charts, ChartAdmitted)
 	p := parseSVG(t, renderSVG(t, adm, SVGOptions{Theme: ThemeDark}))
-	s := scaleOf(t, p)
-	tx, ty := s.tolerance()
 	for li, lane := range sim.Lanes {
 		name := string(lane.Lane.Spec.Algorithm)
 		var want []svgPoint
@@ -394,6 +453,8 @@ func TestSVGPointsAreTheSimulation(t *testing.T) {
 		if drawn == nil {
 			t.Fatalf("no polyline for lane %d, %s", li, name)
 		}
+		s := plotScale(t, p, drawn.plot)
+		tx, ty := s.tolerance()
 		checkDrawn(t, "simulation/"+name, inData(s, drawn.points), want, tx, ty)
 	}
 	if sim.Lanes[0].Summary.Rejected == 0 {
@@ -402,12 +463,12 @@ func TestSVGPointsAreTheSimulation(t *testing.T) {
 	// And the cumulative line ends at the lane's total.
 	cum := chartByID(t, d.charts, ChartCumulative)
 	p = parseSVG(t, renderSVG(t, cum, SVGOptions{}))
-	s = scaleOf(t, p)
-	_, ty = s.tolerance()
 	for _, ps := range p.series {
 		if ps.name != string(algorithms.NameTokenBucket) {
 			continue
 		}
+		s := plotScale(t, p, ps.plot)
+		_, ty := s.tolerance()
 		end := s.data(ps.points[len(ps.points)-1])
 		if want := float64(sim.Lanes[0].Summary.Admitted); math.Abs(end.y-want) > ty {
 			t.Errorf("cumulative token_bucket ends at %g, want the %g admitted", end.y, want)
@@ -436,11 +497,13 @@ func TestSVGStylesFollowTheOption(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := parseSVG(t, renderSVG(t, c, SVGOptions{}))
-		// With lanes, a reference line repeats in every lane of the
-		// option; the SVG draws it once.
-		unique := o.Series[:0:0]
-		for _, os := range o.Series {
-			if !slices.ContainsFunc(unique, func(u struct {
+		// Each polyline is styled as the option's series of its name
+		// (with lanes, a reference line repeats in every lane of both).
+		if len(p.series) != len(o.Series) {
+			t.Fatalf("%s: %d polylines, %d option series", c.ID, len(p.series), len(o.Series))
+		}
+		for i, ps := range p.series {
+			k := slices.IndexFunc(o.Series, func(s struct {
 				Name      string
 				LineStyle struct {
 					Width float64
@@ -448,35 +511,25 @@ func TestSVGStylesFollowTheOption(t *testing.T) {
 					Color string
 				} `json:"lineStyle"`
 			}) bool {
-				return u.Name == os.Name
-			}) {
-				unique = append(unique, os)
+				return s.Name == ps.name
+			})
+			if k < 0 {
+				t.Fatalf("%s: polyline %q is no series of the option", c.ID, ps.name)
 			}
-		}
-		if len(p.series) != len(unique) {
-			t.Fatalf("%s: %d polylines, %d option series", c.ID, len(p.series), len(unique))
-		}
-		for i, os := range unique {
-			ps := p.series[i]
+			os := o.Series[k]
 			w := os.LineStyle.Width
 			if w == 0 {
 				w = 2 // echarts' default line width
-			}
-			if c.Lanes != nil {
-				// Lines in lanes of their own need no nesting widths;
-				// the SVG draws them on one plot and nests them
-				// (TestAlgorithmLinesNestInTheSVG).
-				w, _ = strconv.ParseFloat(ps.width, 64)
 			}
 			wantDash := ""
 			if os.LineStyle.Type == "dashed" {
 				wantDash = fmt.Sprintf("%.2f %.2f", 4*w, 2*w) // echarts: [4w, 2w]
 			}
 			if os.LineStyle.Color == "" {
-				t.Errorf("%s series %d (%q): no colour of its own in the option", c.ID, i, os.Name)
+				t.Errorf("%s series %d (%q): no colour of its own in the option", c.ID, k, os.Name)
 			}
-			if ps.name != os.Name || ps.stroke != os.LineStyle.Color || ps.width != fmt.Sprintf("%.2f", w) || ps.dash != wantDash {
-				t.Errorf("%s series %d: drawn %q %s width %s dash %q; option %q %s width %g dash %q",
+			if ps.stroke != os.LineStyle.Color || ps.width != fmt.Sprintf("%.2f", w) || ps.dash != wantDash {
+				t.Errorf("%s polyline %d: drawn %q %s width %s dash %q; option %q %s width %g dash %q",
 					c.ID, i, ps.name, ps.stroke, ps.width, ps.dash, os.Name, os.LineStyle.Color, w, wantDash)
 			}
 		}
@@ -795,4 +848,49 @@ func ExampleRenderSVG() {
 	fmt.Println(s[i : i+strings.Index(s[i:], ">")+1])
 	// Output:
 	// <polyline data-series="token_bucket" points="38.00,82.00 256.00,205.50 692.00,205.50" stroke="#5470c6" stroke-width="2.00">
+}
+
+// TestSVGLanesShareAxes: a chart with lanes draws one plot per lane, top
+// to bottom without overlap, all with the same data extents, left edge
+// and width (shared axes, as on the page); the x tick labels once, under
+// the last lane; and, at a height that leaves a lane less than
+// minLanePlot pixels, one plot instead.
+func TestSVGLanesShareAxes(t *testing.T) {
+	d := designerSVGCharts(t)
+	laned := 0
+	for _, c := range d.charts {
+		if c.Lanes == nil {
+			continue
+		}
+		laned++
+		p := parseSVG(t, renderSVG(t, c, SVGOptions{Subtitle: svgSubtitle}))
+		first := plotScale(t, p, 0)
+		for g := range p.plots {
+			s := plotScale(t, p, g)
+			if s.xmin != first.xmin || s.xmax != first.xmax || s.ymin != first.ymin || s.ymax != first.ymax || s.left != first.left || s.width != first.width {
+				t.Errorf("%s lane %d: plot %+v, lane 0 %+v; want the same extents, left and width", c.ID, g, s, first)
+			}
+			if g > 0 {
+				prev := plotScale(t, p, g-1)
+				if s.top <= prev.top+prev.height {
+					t.Errorf("%s lane %d starts at %v, inside lane %d (%v to %v)", c.ID, g, s.top, g-1, prev.top, prev.top+prev.height)
+				}
+			}
+		}
+		last := plotScale(t, p, len(p.plots)-1)
+		for i, y := range p.xLabelY {
+			if y <= last.top+last.height {
+				t.Errorf("%s: x label %q at y %v, not under the last lane (bottom %v)", c.ID, p.xLabels[i], y, last.top+last.height)
+			}
+		}
+		if n := len(p.xLabels); n < 3 || n > 11 {
+			t.Errorf("%s: %d x labels; want one row of 3 to 11", c.ID, n)
+		}
+		if got := len(parseSVG(t, renderSVG(t, c, SVGOptions{Height: MinSVGSize})).plots); got != 1 && len(c.Lanes) > 2 {
+			t.Errorf("%s at %d px: %d plots; want one plot when %d lanes do not fit", c.ID, MinSVGSize, got, len(c.Lanes))
+		}
+	}
+	if laned < 4 {
+		t.Errorf("%d of the designer's charts have lanes; want the pattern charts, replicas and the retry storm", laned)
+	}
 }

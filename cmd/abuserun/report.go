@@ -32,6 +32,7 @@ type report struct {
 	results             []result
 	good                *tally // the well-formed client
 	peakRSS, idleRSS    int64
+	peakAddressSpace    int64 // VmPeak, against the RLIMIT_AS cap
 	logLines, logErrors int
 	logKept             []string
 	exitErr             error
@@ -103,6 +104,9 @@ func abuse(ctx context.Context, o options, progress io.Writer) (*report, error) 
 	drainUpload(ctx, base, srv, rep.drain)
 	if rss, ok := srv.PeakRSS(); ok {
 		rep.peakRSS = rss
+	}
+	if as, ok := srv.PeakAddressSpace(); ok {
+		rep.peakAddressSpace = as
 	}
 	rep.exitErr = srv.Wait() // the SIGTERM is drainUpload's
 	rep.logLines, rep.logErrors, _, rep.logKept = srv.Log()
@@ -221,8 +225,8 @@ func (r *report) write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nwell-formed client: %d requests, %s, %d without an answer\n", r.good.requests, r.good.statusList(), r.good.errs)
 	fmt.Fprintf(w, "upload in flight at SIGTERM: %s; server exit: %v\n", r.drain.statusList(), orOK(r.exitErr))
-	fmt.Fprintf(w, "server RSS: %d MiB idle, %d MiB peak; %d log lines, %d at ERROR; run %.0f s\n",
-		r.idleRSS>>20, r.peakRSS>>20, r.logLines, r.logErrors, r.took.Seconds())
+	fmt.Fprintf(w, "server RSS: %d MiB idle, %d MiB peak; address space %d MiB peak; %d log lines, %d at ERROR; run %.0f s\n",
+		r.idleRSS>>20, r.peakRSS>>20, r.peakAddressSpace>>20, r.logLines, r.logErrors, r.took.Seconds())
 }
 
 func orOK(err error) string {

@@ -72,7 +72,7 @@ func TestCalcAPIAnswersWithTheDocumentedShape(t *testing.T) {
 			"window": 60, "max_delay": 2, "replicas": 5, "enforcement": "local",
 			"tiers": [{"name": "anonymous", "clients": 100, "multiplier": 0.5}, {"name": "paid", "clients": 20, "multiplier": 4}],
 			"endpoints": [{"method": "GET", "path": "/v1/reports", "cost": 8}],
-			"retry": {"base": 1, "factor": 2, "cap": 30, "attempts": 4, "jitter": 0.5}}`, 100},
+			"retry": {"base": 1, "factor": 2, "cap": 30, "attempts": 4, "jitter": 0.5, "jitter_mode": "equal"}}`, 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

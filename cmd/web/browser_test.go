@@ -73,8 +73,14 @@ const cspReporter = `document.addEventListener("securitypolicyviolation", functi
 
 func newBrowserSession(t *testing.T) *browserSession {
 	t.Helper()
+	return newBrowserSessionWith(t, testConfig(t))
+}
+
+// newBrowserSessionWith is newBrowserSession with a server of cfg.
+func newBrowserSessionWith(t *testing.T, cfg config) *browserSession {
+	t.Helper()
 	needChromium(t)
-	s := &browserSession{srv: httptest.NewServer(newServer(testConfig(t)))}
+	s := &browserSession{srv: httptest.NewServer(newServer(cfg))}
 	t.Cleanup(s.srv.Close)
 	u, err := url.Parse(s.srv.URL)
 	if err != nil {

@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/views"
 )
 
 const gcraLimiter = `"limiter": {"algorithm": "gcra", "rate": 1, "burst": 1}`
@@ -591,9 +594,14 @@ func TestPublicURLInSnippets(t *testing.T) {
 	req.Host = "evil.example"
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, req)
-	if !strings.Contains(rec.Body.String(), "https://ratelab.example.com/embed/") || strings.Contains(rec.Body.String(), "evil.example") {
+	page, err := goquery.NewDocumentFromReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets, _ := lazyPanel(t, e, page, "chart-admitted-snippets", "evil.example").Html()
+	if !strings.Contains(snippets, "https://ratelab.example.com/embed/") || strings.Contains(snippets, "evil.example") {
 		t.Errorf("snippets: public URL present %t, request Host present %t; want the public URL only",
-			strings.Contains(rec.Body.String(), "https://ratelab.example.com/embed/"), strings.Contains(rec.Body.String(), "evil.example"))
+			strings.Contains(snippets, "https://ratelab.example.com/embed/"), strings.Contains(snippets, "evil.example"))
 	}
 	for _, bad := range []string{"ratelab.example.com", "ftp://x", "https://x/?a=1", "https://u@x"} {
 		if _, err := parsePublicURL(bad); err == nil {
@@ -622,6 +630,11 @@ func TestPageRateLimit(t *testing.T) {
 		if want == http.StatusTooManyRequests && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Header().Get("RateLimit-Policy"), `"pages"`)) {
 			t.Errorf("a refused page: Retry-After %q, policy %q", rec.Header().Get("Retry-After"), rec.Header().Get("RateLimit-Policy"))
 		}
+	}
+	// The designer's docs panels, fetched as they open, share the pages'
+	// limit.
+	if rec := from(t, e, "192.0.2.1", http.MethodGet, views.DocsPanelPath+"docs-panel?"+embedDesign, ""); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("a docs panel after the pages' limit: %d; want 429", rec.Code)
 	}
 	if rec := from(t, e, "192.0.2.1", http.MethodPost, "/api/v1/calc", calcBody); rec.Code != http.StatusOK {
 		t.Errorf("the API after the pages' limit: %d", rec.Code)

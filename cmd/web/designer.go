@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,8 +99,11 @@ func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(
 	base := pg.baseURL(c)
 	d := design.ParseQuery(raw)
 	key, cacheable := designerKey(kind, raw, d.Query(), base, push)
+	if !cacheable {
+		key = ""
+	}
 	if r, ok := pg.cache.get(key); cacheable && ok {
-		return writeRendered(c, http.StatusOK, r)
+		return serveRendered(c, pg.cache, key, r)
 	}
 	w, err := enterHeavy(c, pg.gate, pg.timeout)
 	if err != nil {
@@ -136,18 +140,11 @@ func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	r.etag = strongETag(r.body)
 	if cacheable {
 		pg.cache.put(key, r)
 	}
-	return writeRendered(c, http.StatusOK, r)
-}
-
-// writeRendered writes a render with status, and its HX-Push-Url.
-func writeRendered(c echo.Context, status int, r rendered) error {
-	if r.pushURL != "" {
-		c.Response().Header().Set("HX-Push-Url", r.pushURL)
-	}
-	return c.Blob(status, r.contentType, r.body)
+	return serveRendered(c, pg.cache, key, r)
 }
 
 // baseURL is the server's absolute URL for the documentation snippets:
@@ -205,7 +202,6 @@ func (d *designPage) resultsOf(ctx context.Context) (views.ResultsView, error) {
 	rv.Policy = policyView(p, d.r)
 	rv.Result = d.r.Sizing
 	rv.ExportURL = exportPath + "?" + rv.Query
-	rv.Docs = docsSnippets(p, rv.Query)
 	if err := ctx.Err(); err != nil {
 		return rv, err
 	}
@@ -341,4 +337,68 @@ func (d *designPage) patternView(arrivals int, focus string) views.PatternView {
 		}
 	}
 	return pv
+}
+
+// handleDesignerDocs answers GET /designer/docs/<panel>?<design>: the
+// content of a panel the designer fetches when it opens (its page holds
+// only the summary and a link here, so a page does not render a dozen
+// closed panels nobody reads), as a page of its own that also serves
+// readers without JavaScript. The panel is "docs-panel", the API docs
+// texts (the design's policy only), or "<chart id>-snippets", the
+// embed snippets of one chart (the charts are worked out within the heavy
+// budget to know the chart). Renders are cached like the page.
+func (pg *pages) handleDesignerDocs(c echo.Context) error {
+	panel := c.Param("panel")
+	raw := c.Request().URL.RawQuery
+	base := pg.baseURL(c)
+	d := design.ParseQuery(raw)
+	key, cacheable := designerKey("docs\x00"+panel, raw, d.Query(), base, false)
+	if !cacheable {
+		key = ""
+	}
+	if r, ok := pg.cache.get(key); cacheable && ok {
+		return serveRendered(c, pg.cache, key, r)
+	}
+	dp := newDesignPage(d)
+	query := dp.query()
+	p, probs := dp.policy()
+	if len(probs) > 0 {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "this design has problems; the designer lists them at "+designerPath+"?"+query)
+	}
+	var title string
+	var body templ.Component
+	switch {
+	case panel == "docs-panel":
+		title = "Use in API docs"
+		body = views.DocsPanelBody(docsSnippets(p, query), exportsPath+"?"+query)
+	case strings.HasSuffix(panel, "-snippets") && slices.Contains(views.ChartSlugs, views.ChartSlug(strings.TrimSuffix(panel, "-snippets"))):
+		w, err := enterHeavy(c, pg.gate, pg.timeout)
+		if err != nil {
+			return err
+		}
+		defer w.leave()
+		rv, err := dp.resultsOf(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		id := strings.TrimSuffix(panel, "-snippets")
+		i := slices.IndexFunc(rv.Charts, func(ch views.Chart) bool { return ch.ID == id })
+		if i < 0 {
+			return echo.NewHTTPError(http.StatusNotFound, "this design has no chart "+id)
+		}
+		title = "Use in docs: " + rv.Charts[i].Title
+		body = views.ChartSnippetsBody(rv.Charts[i], views.EmbedSnippets(base, query, rv.Charts[i]))
+	default:
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no panel %q", panel))
+	}
+	r := rendered{contentType: echo.MIMETextHTMLCharsetUTF8}
+	var err error
+	if r.body, err = renderBytes(c, views.DocsPanelPage(title, designerPath+"?"+query, body)); err != nil {
+		return err
+	}
+	r.etag = strongETag(r.body)
+	if cacheable {
+		pg.cache.put(key, r)
+	}
+	return serveRendered(c, pg.cache, key, r)
 }

@@ -39,20 +39,18 @@ func TestChartsAgreeWithTheAPI(t *testing.T) {
 		t.Run(a.Algorithm, func(t *testing.T) {
 			var page struct {
 				Name string
-				Data []struct{ Value [2]float64 }
+				Data [][2]float64
 			}
 			for _, s := range admitted.Series {
 				if s.Name == a.Algorithm {
 					page.Name = s.Name
-					for _, d := range s.Data {
-						page.Data = append(page.Data, struct{ Value [2]float64 }{d.Value})
-					}
+					page.Data = append(page.Data, s.Data...)
 				}
 			}
 			if len(page.Data) < 2 {
 				t.Fatalf("no series for %s on the page", a.Algorithm)
 			}
-			bin := page.Data[1].Value[0] - page.Data[0].Value[0]
+			bin := page.Data[1][0] - page.Data[0][0]
 			limiter := map[string]any{"algorithm": a.Algorithm}
 			for name, v := range map[string]*value{"rate": a.Rate, "burst": a.Burst, "queue": a.Queue, "limit": a.Limit, "window": a.Window} {
 				if v != nil {
@@ -82,8 +80,8 @@ func TestChartsAgreeWithTheAPI(t *testing.T) {
 				if i < len(sim.Series) {
 					want = sim.Series[i].Admitted
 				}
-				if p.Value[1] != want {
-					t.Fatalf("bin %d (%s s): page %g admitted, API %g", i, fmt.Sprint(p.Value[0]), p.Value[1], want)
+				if p[1] != want {
+					t.Fatalf("bin %d (%s s): page %g admitted, API %g", i, fmt.Sprint(p[0]), p[1], want)
 				}
 			}
 			if len(sim.Series) > len(page.Data) {

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
@@ -50,7 +55,7 @@ var fullDesign = url.Values{
 	"tiers.0.name": {"anonymous"}, "tiers.0.clients": {"100"}, "tiers.0.multiplier": {"0.5"},
 	"tiers.3.name": {"paid"}, "tiers.3.clients": {"20"}, "tiers.3.multiplier": {"4"},
 	"endpoints.0.method": {"GET"}, "endpoints.0.path": {"/v1/reports"}, "endpoints.0.cost": {"8"},
-	"retry.base": {"1"}, "retry.factor": {"2"}, "retry.cap": {"30"}, "retry.attempts": {"4"}, "retry.jitter": {"0.25"},
+	"retry.base": {"1"}, "retry.factor": {"2"}, "retry.cap": {"30"}, "retry.attempts": {"4"}, "retry.jitter": {"0.25"}, "retry.jitter_mode": {"equal"},
 	"pattern": {"periodic_bursts"}, "pattern.count": {"300"}, "pattern.period": {"10"}, "pattern.duration": {"30"}, "pattern.cost": {"1"},
 }
 
@@ -150,6 +155,14 @@ func TestResultsFragment(t *testing.T) {
 	if frag.Find(`#field-messages[hx-swap-oob="true"] [data-msg-for="msg-capacity"]`).Length() != 1 {
 		t.Error("no out-of-band message for capacity")
 	}
+
+	// The fragment carries its data tables as text, which charts.js puts
+	// in place when a panel opens; put them in place as it does.
+	deferred := frag.Find("[data-deferred-table]")
+	if deferred.Length() == 0 || frag.Find("table").Length() > 3 {
+		t.Errorf("fragment: %d deferred tables and %d tables; want the charts' tables deferred", deferred.Length(), frag.Find("table").Length())
+	}
+	deferred.Each(func(_ int, d *goquery.Selection) { d.ReplaceWithHtml(d.AttrOr("data-deferred-table", "")) })
 
 	// The page renders the same results component for the same design.
 	page, _ := getDoc(t, "/?"+q)
@@ -342,10 +355,8 @@ func TestPageHasNoInlineScriptAndVersionedAssets(t *testing.T) {
 // chartOption is the part of an echarts option the tests read.
 type chartOption struct {
 	Series []struct {
-		Name string `json:"name"`
-		Data []struct {
-			Value [2]float64 `json:"value"`
-		} `json:"data"`
+		Name string       `json:"name"`
+		Data [][2]float64 `json:"data"`
 	} `json:"series"`
 }
 
@@ -368,7 +379,7 @@ func seriesValues(t *testing.T, o chartOption, name string) []float64 {
 		if s.Name == name {
 			v := make([]float64, len(s.Data))
 			for i, d := range s.Data {
-				v[i] = d.Value[1]
+				v[i] = d[1]
 			}
 			return v
 		}
@@ -447,34 +458,59 @@ func TestChartOptionsMatchAnIndependentSimulation(t *testing.T) {
 	}
 
 	// Retry storm: 2 × burst = 200 clients against the token bucket, in
-	// lockstep and with the design's retry jitter (0.5 by default).
+	// lockstep, with the design's retry jitter (proportional, 0.5 by
+	// default), and with full, equal and decorrelated jitter, each its own
+	// run on the same arrivals, in bins of half the first wait (the
+	// furthest run, decorrelated jitter's 3 + 9 + 27 + 30 + 30 s of waits,
+	// stays within 240 such bins).
 	sp := algorithms.DefaultPattern(algorithms.PatternRetryStorm)
-	sp.Clients, sp.Seed, sp.Jitter = 200, p.Seed, 0.5
-	jt, _ := sp.Generate(1_000_000)
-	jr, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: jt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp.Jitter = 0
+	sp.Clients, sp.Seed = 200, p.Seed
 	st, _ := sp.Generate(1_000_000)
-	sr, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: st, Bin: jr.Bin})
-	if err != nil {
-		t.Fatal(err)
+	storm := func(mode algorithms.JitterMode, jitter float64, bin time.Duration) algorithms.Result {
+		t.Helper()
+		r := algorithms.RetryPolicy{Attempts: 5, Base: time.Second, Factor: 2, Cap: 30 * time.Second, Jitter: jitter, JitterMode: mode, Seed: p.Seed}
+		res, err := algorithms.Simulate(algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: algorithms.Traffic{Arrivals: st.Arrivals, Retry: &r}, Bin: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
-	for _, tt := range []struct {
+	bin := time.Second / 2
+	stormLanes := []struct {
 		name string
 		run  algorithms.Result
-	}{{views.SeriesStormOffered, sr}, {views.SeriesStormOfferedJitter, jr}} {
-		got := seriesValues(t, charts[views.ChartRetryStorm], tt.name)
-		sum := 0.0
-		for i, v := range got {
-			sum += v
-			if i < len(tt.run.Lanes[0].Series) && v != float64(tt.run.Lanes[0].Series[i].Offered) {
-				t.Fatalf("%s bin %d: page %g, simulation %d", tt.name, i, v, tt.run.Lanes[0].Series[i].Offered)
+	}{
+		{views.StormNoJitter, storm(algorithms.JitterProportional, 0, bin)},
+		{"design's: proportional 50 %", storm(algorithms.JitterProportional, 0.5, bin)},
+		{views.StormFull, storm(algorithms.JitterFull, 0.5, bin)},
+		{views.StormEqual, storm(algorithms.JitterEqual, 0.5, bin)},
+		{views.StormDecorrelated, storm(algorithms.JitterDecorrelated, 0.5, bin)},
+	}
+	for _, tt := range stormLanes {
+		for _, what := range []string{views.SeriesStormOffered, views.SeriesStormAdmitted} {
+			name := views.StormSeries(what, tt.name)
+			got := seriesValues(t, charts[views.ChartRetryStorm], name)
+			sum := 0.0
+			for i, v := range got {
+				sum += v
+				want := int64(0)
+				if i < len(tt.run.Lanes[0].Series) {
+					want = tt.run.Lanes[0].Series[i].Offered
+					if what == views.SeriesStormAdmitted {
+						want = tt.run.Lanes[0].Series[i].Admitted
+					}
+				}
+				if v != float64(want) {
+					t.Fatalf("%s bin %d: page %g, simulation %d", name, i, v, want)
+				}
 			}
-		}
-		if sum != float64(tt.run.Lanes[0].Summary.Offered) {
-			t.Errorf("%s: %g offered, simulation %d", tt.name, sum, tt.run.Lanes[0].Summary.Offered)
+			want := tt.run.Lanes[0].Summary.Offered
+			if what == views.SeriesStormAdmitted {
+				want = tt.run.Lanes[0].Summary.Admitted
+			}
+			if sum != float64(want) {
+				t.Errorf("%s: %g in all, simulation %d", name, sum, want)
+			}
 		}
 	}
 }
@@ -583,5 +619,235 @@ func TestDesignerRecomputeBudget(t *testing.T) {
 	allocs := testing.AllocsPerRun(3, func() { designerView(tiered) })
 	if budget := 1.5 * 15727; allocs > budget {
 		t.Errorf("the tiered design's recompute makes %.0f allocations, over its budget of %.0f", allocs, budget)
+	}
+}
+
+// BenchmarkDesignerResultsRequest is one live update as the server sees
+// it: the results fragment of the default design with p99 changed,
+// requested as htmx does, computed, rendered and brotli-compressed,
+// through the whole middleware chain; "new" is a design the page cache
+// has not seen (every update of a reader typing), "cached" the same design
+// again.
+func BenchmarkDesignerResultsRequest(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		cache int64
+	}{{"new", -1}, {"cached", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := config{addr: "127.0.0.1:0", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), pageCache: bc.cache}
+			e := newServer(cfg)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				req := httptest.NewRequest(http.MethodGet, "/designer/results?capacity=2000&clients=200&p50=1&p95=3&p99="+strconv.Itoa(5+i%8)+"&pattern=ramp", nil)
+				req.Header.Set("HX-Request", "true")
+				req.Header.Set("Accept-Encoding", "br")
+				rec := httptest.NewRecorder()
+				e.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != "br" {
+					b.Fatalf("status %d, encoding %q", rec.Code, rec.Header().Get("Content-Encoding"))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDesignerPage is GET / of the default design as a browser asks
+// for it (Accept-Encoding as sent by the encoding sub-benchmark), through
+// the real handler and the whole middleware chain: "new design" with the
+// page cache off, so every request resolves, simulates, renders and
+// compresses the page; "repeat" with the default cache, so every request
+// after the first is answered from it. ns/op is the server's CPU time per
+// page (one request at a time).
+func BenchmarkDesignerPage(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		cache int64
+	}{{"new design", -1}, {"repeat", 0}} {
+		for _, enc := range []string{"br", "gzip"} {
+			b.Run(bc.name+"/"+enc, func(b *testing.B) {
+				cfg := config{addr: "127.0.0.1:0", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), pageCache: bc.cache}
+				e := newServer(cfg)
+				b.ReportAllocs()
+				var n int
+				for b.Loop() {
+					req := httptest.NewRequest(http.MethodGet, "/", nil)
+					req.Header.Set("Accept-Encoding", enc)
+					rec := httptest.NewRecorder()
+					e.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != enc {
+						b.Fatalf("status %d, encoding %q", rec.Code, rec.Header().Get("Content-Encoding"))
+					}
+					n = rec.Body.Len()
+				}
+				b.ReportMetric(float64(n), "bytes/page")
+			})
+		}
+	}
+}
+
+// TestDesignerPageCacheEncodings: the designer page from the cache comes
+// in each coding a client asks for, decoding to the same HTML, with a
+// strong ETag per representation that a conditional request turns into a
+// 304, and Vary: Accept-Encoding on every answer; the cache counts each
+// compressed body it keeps against its bound.
+func TestDesignerPageCacheEncodings(t *testing.T) {
+	e := newServer(testConfig(t))
+	plain := get(t, e, "/")
+	if plain.Code != http.StatusOK || plain.Header().Get("ETag") == "" {
+		t.Fatalf("GET /: %d, ETag %q", plain.Code, plain.Header().Get("ETag"))
+	}
+	tags := map[string]string{"": plain.Header().Get("ETag")}
+	for _, tt := range []struct{ accept, coding string }{
+		{"br", "br"},
+		{"gzip", "gzip"},
+		{"gzip, deflate, br", "br"},
+		{"identity", ""},
+	} {
+		t.Run(tt.accept, func(t *testing.T) {
+			for i := range 2 { // the miss in this coding, then the copy
+				rec := get(t, e, "/", "Accept-Encoding", tt.accept)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("request %d: status %d", i, rec.Code)
+				}
+				if got := rec.Header().Get(echo.HeaderContentEncoding); got != tt.coding {
+					t.Fatalf("request %d: Content-Encoding %q, want %q", i, got, tt.coding)
+				}
+				if !hasVaryAcceptEncoding(rec.Header()) {
+					t.Errorf("request %d: Vary %q", i, rec.Header().Values("Vary"))
+				}
+				if got := decodeBody(t, tt.coding, rec.Body.Bytes()); !bytes.Equal(got, plain.Body.Bytes()) {
+					t.Fatalf("request %d: decodes to %d bytes, not the page's %d", i, len(got), plain.Body.Len())
+				}
+				tag := rec.Header().Get("ETag")
+				if want, ok := tags[tt.coding]; ok && tag != want {
+					t.Errorf("request %d: ETag %s, want %s as before", i, tag, want)
+				}
+				tags[tt.coding] = tag
+				nm := get(t, e, "/", "Accept-Encoding", tt.accept, "If-None-Match", `"other", `+tag)
+				if nm.Code != http.StatusNotModified || nm.Body.Len() != 0 {
+					t.Errorf("If-None-Match %s: %d with %d bytes, want 304 and none", tag, nm.Code, nm.Body.Len())
+				}
+			}
+		})
+	}
+	if len(tags) != 3 || tags[""] == tags["br"] || tags["br"] == tags["gzip"] {
+		t.Errorf("ETags %v: want one per coding, all different", tags)
+	}
+}
+
+// TestPageCacheEncodingBound: compressed bodies count against the cache's
+// bound, an encoding that would make its entry too large is not kept, and
+// one for a render the cache no longer holds is dropped.
+func TestPageCacheEncodingBound(t *testing.T) {
+	r := rendered{contentType: "text/html", body: bytes.Repeat([]byte("a"), 500), etag: `"x"`}
+	for _, tt := range []struct {
+		name    string
+		etag    string // of the render the encoding was made from
+		enc     int    // bytes of the encoding
+		kept    bool
+		entries int
+	}{
+		{"added", `"x"`, 300, true, 2},
+		{"too large for an eighth", `"x"`, 1500, false, 2},
+		{"made from another render", `"y"`, 300, false, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pc := newPageCache(16 * 1000)
+			pc.put("other", rendered{body: make([]byte, 500)})
+			pc.put("k", r)
+			_, before, _, _ := pc.stats()
+			enc := encodedBody{coding: "br", body: make([]byte, tt.enc), etag: `"e"`}
+			pc.addEncoding("k", tt.etag, enc)
+			got, _ := pc.get("k")
+			_, kept := got.encoding("br")
+			n, after, _, _ := pc.stats()
+			if kept != tt.kept || n != tt.entries {
+				t.Fatalf("kept %t with %d entries, want %t with %d", kept, n, tt.kept, tt.entries)
+			}
+			if want := before + int64(len(enc.coding)+len(enc.body)+len(enc.etag)); kept && after != want {
+				t.Errorf("size %d after the encoding, want %d", after, want)
+			}
+			if !kept && after != before {
+				t.Errorf("size %d, want %d as before", after, before)
+			}
+		})
+	}
+	// Compressed bytes can push older entries out.
+	pc := newPageCache(16 * 1000)
+	for _, k := range "abcdefghijklmnop" {
+		pc.put(string(k), rendered{body: make([]byte, 1000-pageEntryOverhead-1-3), etag: `"t"`})
+	}
+	pc.addEncoding("p", `"t"`, encodedBody{coding: "br", body: make([]byte, 900)})
+	if _, ok := pc.get("a"); ok {
+		t.Error("a, the least recently used, was kept past the bound")
+	}
+	if r, ok := pc.get("p"); !ok || len(r.encoded) != 1 {
+		t.Error("p lost its encoding or its entry")
+	}
+	if _, size, _, _ := pc.stats(); size > 16000 {
+		t.Errorf("size %d, over the bound of 16000", size)
+	}
+}
+
+// lazyPanel fetches the content of the page's lazily loaded panel id (its
+// data-lazy-src, what static/js/lazy.js fetches on opening it) from e with
+// Host host ("" for httptest's), and returns the panel page's
+// [data-panel-body].
+func lazyPanel(t *testing.T, e http.Handler, page *goquery.Document, id, host string) *goquery.Selection {
+	t.Helper()
+	src, ok := page.Find(`details#` + id).Attr("data-lazy-src")
+	if !ok {
+		t.Fatalf("panel %s: no data-lazy-src", id)
+	}
+	if href, _ := page.Find(`details#` + id + ` [data-lazy-body] a`).Attr("href"); href != src {
+		t.Errorf("panel %s: link %q, want the panel's page %q for readers without JavaScript", id, href, src)
+	}
+	req := httptest.NewRequest(http.MethodGet, src, nil)
+	if host != "" {
+		req.Host = host
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %.300s", src, rec.Code, rec.Body.String())
+	}
+	doc, err := goquery.NewDocumentFromReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := doc.Find("[data-panel-body]")
+	if body.Length() != 1 {
+		t.Fatalf("GET %s: %d [data-panel-body]", src, body.Length())
+	}
+	return body
+}
+
+// TestDesignerLazyPanels: the page holds the docs panel and the charts'
+// snippets closed, with only their summary and a link to their content;
+// each panel's page answers with it, and an unknown panel is a 404.
+func TestDesignerLazyPanels(t *testing.T) {
+	e := newServer(config{})
+	page, _ := getDoc(t, "/")
+	if n := page.Find(`[data-testid="results"] textarea`).Length(); n != 0 {
+		t.Errorf("the page renders %d snippet fields; want them fetched when their panel opens", n)
+	}
+	for _, tt := range []struct{ panel, field string }{
+		{"docs-panel", "docs-markdown"},
+		{"chart-admitted-snippets", "chart-admitted-markdown"},
+		{"chart-policy-load-snippets", "chart-policy-load-iframe"},
+	} {
+		t.Run(tt.panel, func(t *testing.T) {
+			body := lazyPanel(t, e, page, tt.panel, "")
+			if body.Find(`textarea[data-testid="`+tt.field+`"]`).Length() != 1 {
+				t.Errorf("no %s field in the panel", tt.field)
+			}
+		})
+	}
+	for _, target := range []string{views.DocsPanelPath + "nope", views.DocsPanelPath + "chart-timeline-snippets"} {
+		if rec := get(t, e, target); rec.Code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", target, rec.Code)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/xml"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -203,13 +204,14 @@ func TestDesignerDocsSnippets(t *testing.T) {
 	req.Host = "docs.example:8080"
 	rec := httptest.NewRecorder()
 	newServer(config{}).ServeHTTP(rec, req)
-	doc, err := goquery.NewDocumentFromReader(rec.Body)
+	designer, err := goquery.NewDocumentFromReader(rec.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	query := designerView(embedDesign).Results.Query
 	for _, slug := range views.ChartSlugs {
 		id := "chart-" + slug
+		doc := lazyPanel(t, newServer(config{}), designer, id+"-snippets", "docs.example:8080")
 		iframe := doc.Find(`[data-testid="` + id + `-iframe"]`).Text()
 		md := doc.Find(`[data-testid="` + id + `-markdown"]`).Text()
 		html := doc.Find(`[data-testid="` + id + `-html"]`).Text()
@@ -230,8 +232,21 @@ func TestDesignerDocsSnippets(t *testing.T) {
 		if r := getEmbed(t, strings.TrimPrefix(page, "http://docs.example:8080")); r.Code != http.StatusOK {
 			t.Errorf("%s: the iframe's page answers %d", slug, r.Code)
 		}
-		if r := getEmbed(t, strings.TrimPrefix(svg, "http://docs.example:8080")); r.Code != http.StatusOK || r.Header().Get("Content-Type") != "image/svg+xml" {
+		r := getEmbed(t, strings.TrimPrefix(svg, "http://docs.example:8080"))
+		if r.Code != http.StatusOK || r.Header().Get("Content-Type") != "image/svg+xml" {
 			t.Errorf("%s: the image answers %d %s", slug, r.Code, r.Header().Get("Content-Type"))
+		}
+		// The <img> is sized as the image is drawn, so a chart with
+		// lanes is not squeezed into 720×400.
+		var size struct {
+			Width  string `xml:"width,attr"`
+			Height string `xml:"height,attr"`
+		}
+		if err := xml.Unmarshal(r.Body.Bytes(), &size); err != nil {
+			t.Fatalf("%s: %v", slug, err)
+		}
+		if want := `width="` + size.Width + `" height="` + size.Height + `"`; !strings.Contains(html, want) {
+			t.Errorf("%s HTML snippet %q; want the image's size, %s", slug, html, want)
 		}
 	}
 }

@@ -226,21 +226,22 @@ func TestDesignerLinksToExports(t *testing.T) {
 // OpenAPI fragment exactly as their exports render them, each with a copy
 // button and a working download.
 func TestDesignerDocsPanel(t *testing.T) {
-	doc, _ := getDoc(t, "/?"+roundTripDesign)
+	page, _ := getDoc(t, "/?"+roundTripDesign)
+	doc := lazyPanel(t, newServer(config{}), page, "docs-panel", "")
 	p := designPolicy(t, roundTripDesign)
 	for _, name := range []string{"markdown", "openapi"} {
 		want, err := targets.Render(name, p, export.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := testid(doc, "docs-"+name).Text()
+		got := doc.Find(`[data-testid="docs-` + name + `"]`).Text()
 		if got != string(want.Body) {
 			t.Errorf("%s: panel text differs from the export", name)
 		}
 		if doc.Find(`button[data-copy="docs-`+name+`"]`).Length() != 1 {
 			t.Errorf("%s: no copy button", name)
 		}
-		href, _ := doc.Find(`[data-testid="docs-panel"] a[download="` + want.Filename + `"]`).Attr("href")
+		href, _ := doc.Find(`a[download="` + want.Filename + `"]`).Attr("href")
 		if rec := do(t, http.MethodGet, href, "", nil); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), want.Body) {
 			t.Errorf("%s: download %q: %d", name, href, rec.Code)
 		}

@@ -38,7 +38,7 @@ func TestFirstLoadIsLight(t *testing.T) {
 		wantOthers string // of the other text assets
 		budget     int
 	}{
-		{"gzip, deflate, br, zstd", "br", "br", "gzip", firstLoadBudget},
+		{"gzip, deflate, br, zstd", "br", "br", "br", firstLoadBudget},
 		{"gzip, deflate", "gzip", "gzip", "gzip", firstLoadGzipBudget},
 	} {
 		t.Run(tt.accept, func(t *testing.T) {

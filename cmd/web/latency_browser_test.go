@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -8,25 +9,38 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// liveUpdateBudget is how long after the last keystroke the designer may
+// liveUpdateGoal is how long after the last keystroke the designer may
 // take to show the new results with the charts in view drawn, debounce
-// included, in milliseconds (the median of liveUpdateRuns updates). The
-// goal is 150 ms; on a quiet machine the median is about 180 ms today
-// (50 ms debounce, 35 ms request, 40 ms swap, 35 ms drawing), so the
-// budget guards against regressions with room for a loaded machine until
-// the update gets lighter.
+// included, in milliseconds: the median of liveUpdateRuns updates. On a
+// quiet machine the median is about 125 ms (30 ms debounce, 25 ms
+// request, 30 ms swap, 25 ms drawing, 10 ms paint). A loaded machine
+// slows a whole round, so the test takes the best of up to
+// liveUpdateRounds rounds: a regression fails every round, a busy moment
+// only some.
+//
+// Under go test ./... other packages' tests (live nginx, Redis, HAProxy)
+// share the cores, and the test holds only liveUpdateGuard, which catches
+// a gross regression. With RATELAB_LATENCY=goal it holds liveUpdateGoal:
+// .ci/run runs it so, alone, after the suite.
 const (
-	liveUpdateBudget = 400
+	liveUpdateGoal   = 150
+	liveUpdateGuard  = 400
 	liveUpdateRuns   = 7
+	liveUpdateRounds = 10
 )
 
 // TestBrowserLiveUpdateLatency types into the default design and measures,
 // in the page, the time from the keystroke's input event to the frame
 // after the new results are in and the charts in view drawn: the
-// debounce, the request, the swap, the drawing and the paint. The median of several updates must stay
-// within liveUpdateBudget; each run's parts are logged.
+// debounce, the request, the swap, the drawing and the paint. The median
+// of a round of updates must be within liveUpdateGoal (liveUpdateGuard
+// unless RATELAB_LATENCY=goal); each run's parts are logged.
 func TestBrowserLiveUpdateLatency(t *testing.T) {
-	s := newBrowserSession(t)
+	// Without the page cache every update is computed, as for a reader
+	// typing numbers the server has not seen.
+	cfg := testConfig(t)
+	cfg.pageCache = -1
+	s := newBrowserSessionWith(t, cfg)
 	ctx := s.ctx
 	s.do(t, ctx, "load /", chromedp.Navigate(s.srv.URL+"/"))
 	waitFor(t, ctx, "the charts", chartsDrawn)
@@ -52,25 +66,43 @@ func TestBrowserLiveUpdateLatency(t *testing.T) {
   document.addEventListener("ratelab:drawn", function () { if (cur && cur.response && !cur.drawn) { cur.drawn = performance.now(); done(); } });
   return true;
 })()`)
-	var totals []float64
-	for i := range liveUpdateRuns {
-		// Alternate p99 between two valid values, one keystroke each.
-		want := []string{"20 requests/s", "10 requests/s"}[i%2]
-		key := []string{"10", "5"}[i%2]
-		eval[bool](t, ctx, `document.getElementById("f-p99").select() || true`)
-		s.do(t, ctx, "type p99", chromedp.KeyEvent(key))
-		waitFor(t, ctx, "the results to update", `document.querySelector('[data-testid="summary-rate"]').textContent === "`+want+`"`)
-		waitFor(t, ctx, "the run to be measured", `window.__lat.length === `+strconv.Itoa(i+1))
-		waitFor(t, ctx, "the charts again", chartsDrawn)
-		run := eval[map[string]float64](t, ctx, `window.__lat[`+strconv.Itoa(i)+`]`)
-		total := run["end"] - run["input"]
-		totals = append(totals, total)
-		t.Logf("update %d: %.0f ms in all: debounce %.0f, request %.0f; after the response: first swap %.0f, charts in view drawn %.0f, swaps done %.0f, painted %.0f", i+1, total,
-			run["request"]-run["input"], run["response"]-run["request"], run["first"]-run["response"], run["drawn"]-run["response"],
-			run["swapped"]-run["response"], run["end"]-run["response"])
+	limit := liveUpdateGuard
+	if os.Getenv("RATELAB_LATENCY") == "goal" {
+		limit = liveUpdateGoal
 	}
-	slices.Sort(totals)
-	if median := totals[len(totals)/2]; median > liveUpdateBudget {
-		t.Errorf("median update %.0f ms after the keystroke (runs %v); want at most %d ms", median, totals, liveUpdateBudget)
+	best := 0.0
+	var rounds [][]float64
+	n := 0
+	for round := range liveUpdateRounds {
+		var totals []float64
+		for range liveUpdateRuns {
+			// Alternate p99 between two valid values, one keystroke each;
+			// without the page cache each is computed afresh.
+			want := []string{"20 requests/s", "10 requests/s"}[n%2]
+			key := []string{"10", "5"}[n%2]
+			eval[bool](t, ctx, `document.getElementById("f-p99").select() || true`)
+			s.do(t, ctx, "type p99", chromedp.KeyEvent(key))
+			waitFor(t, ctx, "the results to update", `document.querySelector('[data-testid="summary-rate"]').textContent === "`+want+`"`)
+			waitFor(t, ctx, "the run to be measured", `window.__lat.length === `+strconv.Itoa(n+1))
+			waitFor(t, ctx, "the charts again", chartsDrawn)
+			run := eval[map[string]float64](t, ctx, `window.__lat[`+strconv.Itoa(n)+`]`)
+			n++
+			total := run["end"] - run["input"]
+			totals = append(totals, total)
+			t.Logf("round %d, update %d: %.0f ms in all: debounce %.0f, request %.0f; after the response: first swap %.0f, charts in view drawn %.0f, swaps done %.0f, painted %.0f", round+1, len(totals), total,
+				run["request"]-run["input"], run["response"]-run["request"], run["first"]-run["response"], run["drawn"]-run["response"],
+				run["swapped"]-run["response"], run["end"]-run["response"])
+		}
+		slices.Sort(totals)
+		rounds = append(rounds, totals)
+		median := totals[len(totals)/2]
+		if round == 0 || median < best {
+			best = median
+		}
+		if best <= float64(limit) {
+			t.Logf("median update %.0f ms after the keystroke (round %d; the goal is %d ms, this run holds %d)", median, round+1, liveUpdateGoal, limit)
+			return
+		}
 	}
+	t.Errorf("best median update %.0f ms after the keystroke in %d rounds (sorted runs %v); want at most %d ms", best, liveUpdateRounds, rounds, limit)
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ratelab/ratelab/views"
 )
 
 // TestBrowserLiveKeepsPanels: an update keeps the panels the reader opened
@@ -59,6 +61,25 @@ func TestBrowserLiveKeepsPanels(t *testing.T) {
 	}
 	if got := eval[float64](t, ctx, `window.scrollY`); got < y-2 || got > y+2 {
 		t.Errorf("scrollY after the update %v; want %v ± 2", got, y)
+	}
+
+	// The update carried the data tables as text; the one kept open, and
+	// one opened now, hold the server's numbers for the new design.
+	query := strings.TrimPrefix(eval[string](t, ctx, `location.search`), "?")
+	want := map[string]views.Chart{}
+	for _, c := range designerView(query).Results.Charts {
+		want[c.ID+"-data"] = c
+	}
+	later := eval[string](t, ctx, `(function () { var d = document.querySelectorAll("details.chart-data")[2]; d.open = true; return d.id; })()`)
+	for _, id := range []string{opened[0], later} {
+		c, ok := want[id]
+		if !ok {
+			t.Fatalf("panel %s belongs to no chart of %s", id, query)
+		}
+		cells := eval[[][]string](t, ctx, `Array.from(document.querySelectorAll("#`+id+` tbody tr"), function (tr) { return Array.from(tr.cells, function (td) { return td.textContent; }); })`)
+		if !reflect.DeepEqual(cells, c.Table.Rows) {
+			t.Errorf("panel %s: %d rows in the page, want the server's %d for the updated design", id, len(cells), len(c.Table.Rows))
+		}
 	}
 }
 

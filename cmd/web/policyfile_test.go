@@ -30,7 +30,7 @@ const roundTripDesign = "capacity=20000&headroom=0.25&replicas=5&enforcement=loc
 	"&tiers.0.name=anonymous&tiers.0.clients=100&tiers.0.multiplier=0.5" +
 	"&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4" +
 	"&endpoints.0.method=GET&endpoints.0.path=%2Fv1%2Freports&endpoints.0.cost=8" +
-	"&retry.base=1&retry.factor=2&retry.cap=30&retry.attempts=4&retry.jitter=0.25"
+	"&retry.base=1&retry.factor=2&retry.cap=30&retry.attempts=4&retry.jitter=0.25&retry.jitter_mode=equal"
 
 // do sends a request to the real server.
 func do(t *testing.T, method, target, contentType string, body []byte) *httptest.ResponseRecorder {

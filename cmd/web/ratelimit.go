@@ -2,17 +2,18 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/headers"
+	"github.com/ratelab/ratelab/internal/shardlimit"
+	"github.com/ratelab/ratelab/views"
 )
 
 // Defaults of the API's own rate limit: each client IP may send 20
@@ -38,11 +39,12 @@ const (
 	pagePolicyName = "pages"
 )
 
-// Key reclamation. Rested keys (a full bucket) are dropped at least every
-// reclaimInterval of the limiter's clock, and also whenever the number of
-// keys has doubled since the last reclaim (from reclaimMinKeys up), so a
-// flood of new addresses costs amortised O(1) per request and memory stays
-// proportional to the clients active in the last interval.
+// Key reclamation. Rested keys (a full bucket) are dropped from every
+// shard at least every reclaimInterval of the limiter's clock, and from a
+// shard whenever its keys have doubled since its last reclaim (from its
+// share of reclaimMinKeys up), so a flood of new addresses costs amortised
+// O(1) per request and memory stays proportional to the clients active in
+// the last interval.
 const (
 	reclaimInterval = time.Minute
 	reclaimMinKeys  = 4096
@@ -54,8 +56,10 @@ const (
 //
 // The limiter itself reads no clock: apiLimiter owns the clock (time.Now
 // unless a test injects one) and passes the time since its start to every
-// decision. A mutex makes it safe for concurrent use; a decision takes
-// tens of nanoseconds, so one lock is not a bottleneck.
+// decision. It is safe for concurrent use: the keys are sharded across
+// limiters with a lock each (package shardlimit), so clients in different
+// shards are decided on different cores at once, and a key's decisions are
+// those of one limiter.
 type apiLimiter struct {
 	spec algorithms.Spec
 	// name is the limit's name in its headers; scope says which requests
@@ -66,14 +70,12 @@ type apiLimiter struct {
 	now     func() time.Time
 	start   time.Time
 	metrics *metrics
-	// policy is the RateLimit-Policy header value: the quota q is the
-	// burst, and w the seconds an empty bucket takes to refill.
+	// policy is the RateLimit-Policy header value (headers.Policy): the
+	// quota q is the burst, and w the seconds an empty bucket takes to
+	// refill.
 	policy string
 
-	mu          sync.Mutex
-	lim         algorithms.Limiter
-	lastReclaim time.Duration
-	reclaimKeys int // reclaim when Keys reaches this
+	lim *shardlimit.Limiter
 }
 
 // newAPILimiter returns the API's limiter for spec, which must be a
@@ -96,11 +98,12 @@ func newPageLimiter(spec algorithms.Spec, now func() time.Time, m *metrics) (*ap
 }
 
 // isHeavyPage reports whether req asks for a page that simulates or
-// renders a design: the designer, its results, an embed, the exports.
+// renders a design: the designer, its results and its docs panels, an
+// embed, the exports.
 func isHeavyPage(req *http.Request) bool {
 	p := req.URL.Path
 	return p == designerPath || p == resultsPath || p == exportsPath || p == comparePath ||
-		strings.HasPrefix(p, "/embed/") || strings.HasPrefix(p, "/export/")
+		strings.HasPrefix(p, "/embed/") || strings.HasPrefix(p, "/export/") || strings.HasPrefix(p, views.DocsPanelPath)
 }
 
 // newLimiter returns a limiter called name for the requests scope
@@ -109,51 +112,39 @@ func newLimiter(name string, scope func(*http.Request) bool, what string, spec a
 	if spec.Algorithm != algorithms.NameTokenBucket && spec.Algorithm != algorithms.NameGCRA {
 		return nil, fmt.Errorf("api-algorithm: %q; want token_bucket or gcra", spec.Algorithm)
 	}
-	lim, err := algorithms.New(spec)
+	lim, err := shardlimit.New(spec, shardlimit.Options{ReclaimInterval: reclaimInterval, ReclaimMinKeys: reclaimMinKeys})
 	if err != nil {
 		return nil, err
 	}
 	if now == nil {
 		now = time.Now
 	}
-	window := max(1, int64(math.Ceil(float64(spec.Burst)/spec.Rate)))
 	return &apiLimiter{
-		spec:        spec,
-		name:        name,
-		scope:       scope,
-		what:        what,
-		now:         now,
-		start:       now(),
-		metrics:     m,
-		policy:      fmt.Sprintf("%q;q=%d;w=%d", name, spec.Burst, window),
-		lim:         lim,
-		reclaimKeys: reclaimMinKeys,
+		spec:    spec,
+		name:    name,
+		scope:   scope,
+		what:    what,
+		now:     now,
+		start:   now(),
+		metrics: m,
+		policy:  headers.Policy(name, spec),
+		lim:     lim,
 	}, nil
 }
 
 // allow decides one request of key now, and reclaims rested keys when due.
-func (l *apiLimiter) allow(key string) algorithms.Decision { return l.allowN(key, 1) }
+func (l *apiLimiter) allow(key string) (algorithms.Decision, time.Duration) { return l.allowN(key, 1) }
 
-// allowN decides n units of quota for key now.
-func (l *apiLimiter) allowN(key string, n int64) algorithms.Decision {
-	t := l.now().Sub(l.start)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	d := l.lim.Allow(key, t, n)
-	if t-l.lastReclaim >= reclaimInterval || l.lim.Keys() >= l.reclaimKeys {
-		l.lim.Reclaim(t)
-		l.lastReclaim = t
-		l.reclaimKeys = max(reclaimMinKeys, 2*l.lim.Keys())
-	}
-	return d
+// allowN decides n units of quota for key now; for an admitted request it
+// also returns how long until the key has more quota (headers.UntilMore),
+// read in the same instant under the key's shard lock. Rested keys are
+// reclaimed when due (shardlimit's sweep by time and size threshold).
+func (l *apiLimiter) allowN(key string, n int64) (algorithms.Decision, time.Duration) {
+	return l.lim.AllowN(key, l.now().Sub(l.start), n)
 }
 
 // keys returns how many client keys hold state.
-func (l *apiLimiter) keys() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lim.Keys()
-}
+func (l *apiLimiter) keys() int { return l.lim.Keys() }
 
 // middleware limits the requests of its scope and leaves every other
 // request alone. Each limited response carries RateLimit-Policy and
@@ -169,13 +160,13 @@ func (l *apiLimiter) middleware() echo.MiddlewareFunc {
 				return next(c)
 			}
 			key := clientKey(c.RealIP())
-			d := l.allow(key)
+			d, more := l.allow(key)
 			c.Response().Header().Set("RateLimit-Policy", l.policy)
 			if !d.Allowed {
 				return l.refuse(c, d, fmt.Sprintf("too many requests: each client may send %s requests per second to %s, in bursts of up to %d",
 					strconv.FormatFloat(l.spec.Rate, 'g', -1, 64), l.what, l.spec.Burst))
 			}
-			c.Response().Header().Set("RateLimit", l.rateLimit(d.Remaining, l.untilMore(d)))
+			c.Response().Header().Set("RateLimit", l.rateLimit(d, more))
 			c.Set(quotaKey, &quota{lim: l, key: key, charged: 1})
 			return next(c)
 		}
@@ -188,7 +179,7 @@ func (l *apiLimiter) refuse(c echo.Context, d algorithms.Decision, msg string) e
 	retry := l.retryAfter(d)
 	h := c.Response().Header()
 	h.Set("RateLimit-Policy", l.policy)
-	h.Set("RateLimit", l.rateLimit(d.Remaining, retry))
+	h.Set("RateLimit", l.rateLimit(d, 0))
 	h.Set(echo.HeaderRetryAfter, strconv.FormatInt(retry, 10))
 	h.Set(echo.HeaderCacheControl, "no-store")
 	l.metrics.rejected(c.Path())
@@ -218,50 +209,40 @@ func (q *quota) charge(c echo.Context, want int64, n int) error {
 	if extra <= 0 {
 		return nil
 	}
-	d := q.lim.allowN(q.key, extra)
+	d, more := q.lim.allowN(q.key, extra)
 	if !d.Allowed {
 		return q.lim.refuse(c, d, fmt.Sprintf("too many requests: a simulation of %d arrivals costs %d requests of the client's quota "+
 			"(1 + arrivals/%d, at most the burst of %d); it has %d more left",
 			n, want, arrivalsPerRequest, q.lim.spec.Burst, d.Remaining))
 	}
 	q.charged = want
-	c.Response().Header().Set("RateLimit", q.lim.rateLimit(d.Remaining, q.lim.untilMore(d)))
+	c.Response().Header().Set("RateLimit", q.lim.rateLimit(d, more))
 	return nil
 }
 
-// rateLimit formats the RateLimit header: r requests remain, and more
-// quota comes in t seconds (t < 0 leaves it out).
-func (l *apiLimiter) rateLimit(r, t int64) string {
-	if t < 0 {
-		return fmt.Sprintf("%q;r=%d", l.name, r)
-	}
-	return fmt.Sprintf("%q;r=%d;t=%d", l.name, r, t)
+// rateLimit is the RateLimit header of decision d: r requests remain, and
+// more quota comes in t seconds (headers.T: more for an admitted request,
+// the Retry-After of a rejected one).
+func (l *apiLimiter) rateLimit(d algorithms.Decision, more time.Duration) string {
+	t, _ := headers.T(l.wait(d), more)
+	return headers.Item(l.name, d.Remaining, t)
 }
 
-// untilMore is the whole seconds, rounded up, until an admitted key gains
-// one more request of quota: the time until its bucket is full (Reset)
-// minus the time the units still missing after that one take to refill.
-// It is -1 for a full bucket, which gains nothing.
-func (l *apiLimiter) untilMore(d algorithms.Decision) int64 {
-	missing := l.spec.Burst - d.Remaining
-	if missing <= 0 {
-		return -1
+// wait is a rejection's wait: the limiter's, or for a cost above the
+// burst (which the charges never ask for; defensive) a full refill.
+func (l *apiLimiter) wait(d algorithms.Decision) algorithms.Decision {
+	if w := d.RetryAfter(); w == algorithms.Never {
+		d.Wait = time.Duration(float64(l.spec.Burst) / l.spec.Rate * float64(time.Second))
 	}
-	s := d.Reset.Seconds() - float64(missing-1)/l.spec.Rate
-	return max(1, int64(math.Ceil(s)))
+	return d
 }
 
 // retryAfter is a rejection's Retry-After in whole seconds: the limiter's
 // exact wait rounded up, and at least 1, since "Retry-After: 0" invites an
-// immediate retry that fails again.
+// immediate retry that fails again (headers.RetryAfter).
 func (l *apiLimiter) retryAfter(d algorithms.Decision) int64 {
-	w := d.RetryAfter()
-	if w == algorithms.Never {
-		// A cost above the burst; charges stop at the burst, so this is
-		// defensive: point at a full refill.
-		w = time.Duration(float64(l.spec.Burst) / l.spec.Rate * float64(time.Second))
-	}
-	return max(1, int64(math.Ceil(w.Seconds())))
+	secs, _ := headers.RetryAfter(l.wait(d).RetryAfter())
+	return secs
 }
 
 // clientKey is the rate-limit key of a client address: the address itself

@@ -328,28 +328,33 @@ func TestClientKey(t *testing.T) {
 	}
 }
 
-func TestUntilMore(t *testing.T) {
-	lim, err := newAPILimiter(algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.5, Burst: 3}, newFakeClock().now, newMetrics())
+// TestRateLimitHeaderT walks one client of a token bucket (0.5/s, burst
+// 3: a token every 2 s) on the fake clock and checks the RateLimit item
+// after each request: t is the whole seconds until one more token,
+// rounded up, 0 once the bucket is full, and a rejection's Retry-After.
+func TestRateLimitHeaderT(t *testing.T) {
+	clock := newFakeClock()
+	lim, err := newAPILimiter(algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.5, Burst: 3}, clock.now, newMetrics())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// rate 0.5/s: a token every 2 s; burst 3.
-	tests := []struct {
-		d    algorithms.Decision
-		want int64
+	steps := []struct {
+		wait time.Duration // before the request
+		cost int64
+		want string
 	}{
-		{algorithms.Decision{Allowed: true, Remaining: 2, Reset: 2 * time.Second}, 2},         // one missing: 2 s
-		{algorithms.Decision{Allowed: true, Remaining: 0, Reset: 6 * time.Second}, 2},         // three missing: the first in 2 s
-		{algorithms.Decision{Allowed: true, Remaining: 1, Reset: 3 * time.Second}, 1},         // 1.5 missing: half a token in 1 s
-		{algorithms.Decision{Allowed: true, Remaining: 0, Reset: 5500 * time.Millisecond}, 2}, // 1.5 s, rounded up
-		{algorithms.Decision{Allowed: true, Remaining: 2, Reset: 2001 * time.Millisecond}, 3}, // 2.001 s, rounded up
-		{algorithms.Decision{Allowed: true, Remaining: 0, Reset: 4010 * time.Millisecond}, 1}, // 0.01 s: never 0
-		{algorithms.Decision{Allowed: true, Remaining: 0, Reset: 3990 * time.Millisecond}, 1}, // rounding slack: still 1
-		{algorithms.Decision{Allowed: true, Remaining: 3, Reset: 0}, -1},                      // full: no t
+		{0, 1, `"api";r=2;t=2`},                       // 2 tokens left, the third in 2 s
+		{0, 2, `"api";r=0;t=2`},                       // empty: the first back in 2 s
+		{500 * time.Millisecond, 1, `"api";r=0;t=2`},  // rejected: 1.5 s, Retry-After 2
+		{1 * time.Second, 0, `"api";r=0;t=1`},         // half a second to the first token
+		{1500 * time.Millisecond, 0, `"api";r=1;t=1`}, // 1 token; the next 1 s away (1.0 s)
+		{10 * time.Second, 0, `"api";r=3;t=0`},        // full: more is already here
 	}
-	for i, tt := range tests {
-		if got := lim.untilMore(tt.d); got != tt.want {
-			t.Errorf("step %d: untilMore(%+v): got %d, want %d", i, tt.d, got, tt.want)
+	for i, st := range steps {
+		clock.advance(st.wait)
+		d, more := lim.allowN("c", st.cost)
+		if got := lim.rateLimit(d, more); got != st.want {
+			t.Errorf("step %d: RateLimit %s, want %s (decision %+v, more %v)", i, got, st.want, d, more)
 		}
 	}
 }
@@ -384,5 +389,43 @@ func TestAPIRateLimitIsSafeForConcurrentUse(t *testing.T) {
 	}
 	if got := scrape(t, e)[`ratelab_ratelimit_rejected_total{route="/api/openapi.json"}`]; got != 200-burst {
 		t.Errorf("rejections counted: got %v, want %d", got, 200-burst)
+	}
+}
+
+// TestAPIRateLimitManyClientsConcurrently sends from many clients at once
+// (their keys spread over the limiter's shards) on a clock that stands
+// still: each client gets exactly its burst, and every key is tracked.
+func TestAPIRateLimitManyClientsConcurrently(t *testing.T) {
+	const burst, clients, goroutines, per = 3, 50, 8, 40
+	e, _ := limitedServer(t, algorithms.NameGCRA, 1, burst)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		admitted = map[string]int{}
+	)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range per {
+				ip := fmt.Sprintf("192.0.2.%d", (g*per+i)%clients)
+				req := httptest.NewRequest(http.MethodGet, "/api/openapi.json", nil)
+				req.RemoteAddr = ip + ":1234"
+				rec := httptest.NewRecorder()
+				e.ServeHTTP(rec, req)
+				if rec.Code == http.StatusOK {
+					mu.Lock()
+					admitted[ip]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range clients {
+		if ip := fmt.Sprintf("192.0.2.%d", i); admitted[ip] != burst {
+			t.Errorf("%s: admitted %d, want the burst %d", ip, admitted[ip], burst)
+		}
+	}
+	if got := scrape(t, e)["ratelab_ratelimit_keys"]; got != clients {
+		t.Errorf("keys: got %v, want %d", got, clients)
 	}
 }

@@ -50,8 +50,8 @@ func TestBrowserResultsFirst(t *testing.T) {
 	}
 }
 
-// TestBrowserNewPagesOnAPhone: the reverse and compare pages do not
-// scroll sideways at 390×844.
+// TestBrowserNewPagesOnAPhone: the reverse, compare and measure pages do
+// not scroll sideways at 390×844.
 func TestBrowserNewPagesOnAPhone(t *testing.T) {
 	s := newBrowserSession(t)
 	ctx := s.ctx
@@ -61,6 +61,8 @@ func TestBrowserNewPagesOnAPhone(t *testing.T) {
 	for _, path := range []string{
 		"/reverse?algorithm=fixed_window&limit=600&window=60",
 		"/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=sliding_window"}}.Encode(),
+		"/measure",
+		"/measure?" + url.Values{"design": {embedDesign}}.Encode(),
 	} {
 		s.do(t, ctx, "load "+path, chromedp.Navigate(s.srv.URL+path))
 		waitFor(t, ctx, "the page", `document.readyState === 'complete'`)

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratelab/ratelab/static"
+	"github.com/ratelab/ratelab/views"
 )
 
 // newServer builds the HTTP handler. Every route is listed here, and nowhere
@@ -54,6 +55,7 @@ func newServer(cfg config) *echo.Echo {
 	pg := &pages{gate: gate, timeout: cfg.heavyTimeout, cache: newPageCache(cfg.pageCache), publicURL: cfg.publicURL}
 	get(designerPath, pg.handleDesigner) // the cached ones take the gate on a miss
 	get(resultsPath, pg.handleDesignerResults)
+	get(views.DocsPanelPath+":panel", pg.handleDesignerDocs)
 	get("/healthz", handleHealthz)
 	get(schemaPath, handleSchema)
 	get(exportPath, handleExport)

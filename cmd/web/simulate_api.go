@@ -323,11 +323,17 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 	default:
 		as := make([]algorithms.Arrival, len(req.arrivals))
 		for i, a := range req.arrivals {
+			as[i] = algorithms.Arrival{At: fromSeconds(a.at), Key: a.key, Cost: 1}
+			if a.hasCost && a.cost >= 1 && a.cost <= algorithms.MaxCount {
+				as[i].Cost = a.cost
+			}
+			if len(probs) < maxProblems && a.hasAt && a.at >= 0 && a.at <= maxSeconds && (!a.hasCost || as[i].Cost == a.cost) && len(a.key) <= algorithms.MaxKey &&
+				a.tier == "" && a.method == "" && a.path == "" {
+				continue // nothing to say: the common case, without naming the field
+			}
 			f := fmt.Sprintf("arrivals[%d]", i)
 			if p := atProblem(f, a); p != nil {
 				probs = append(probs, *p)
-			} else {
-				as[i].At = fromSeconds(a.at)
 			}
 			as[i].Key, as[i].Cost = a.key, 1
 			if a.hasCost {
@@ -437,19 +443,30 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 		series[i] = binJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
 	}
 
-	w := newJSONStream(c)
+	elements := 0
+	if generated {
+		elements += len(sim.Traffic.Arrivals)
+	}
+	if sim.Decisions {
+		elements += len(lane.Decisions)
+	}
+	w := newJSONStream(c, elements)
 	w.member("limiter", calc.LimitOf(spec))
 	if generated {
 		as := sim.Traffic.Arrivals
-		w.array("arrivals", len(as), func(i int) any {
-			return arrivalOut{At: toSeconds(as[i].At), Key: as[i].Key, Cost: as[i].Cost}
+		var out arrivalOut
+		array(w, "arrivals", len(as), func(i int) *arrivalOut {
+			out = arrivalOut{At: toSeconds(as[i].At), Key: as[i].Key, Cost: as[i].Cost}
+			return &out
 		})
 	}
 	if sim.Decisions {
 		ds := lane.Decisions
-		w.array("decisions", len(ds), func(i int) any {
+		var out decisionJSON
+		array(w, "decisions", len(ds), func(i int) *decisionJSON {
 			d := ds[i]
-			return decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
+			out = decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
+			return &out
 		})
 	}
 	w.member("summary", summary)
@@ -713,8 +730,17 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 	default:
 		run.requests = make([]engine.Request, len(req.arrivals))
 		for i, a := range req.arrivals {
-			f := fmt.Sprintf("arrivals[%d]", i)
 			q := &run.requests[i]
+			if len(probs) < maxProblems && a.hasAt && a.at >= 0 && a.at <= maxSeconds && !a.hasCost && len(a.key) <= algorithms.MaxKey &&
+				len(a.tier) <= algorithms.MaxKey && len(a.method) <= algorithms.MaxKey && len(a.path) <= maxPath &&
+				(a.path == "" || a.path[0] == '/' && !strings.ContainsAny(a.path, "?#")) {
+				if _, ok := tier(a.tier); a.tier == "" || ok {
+					// Nothing to say: the common case, without naming the field.
+					*q = engine.Request{At: fromSeconds(a.at), Key: a.key, Tier: a.tier, Method: a.method, Path: a.path}
+					continue
+				}
+			}
+			f := fmt.Sprintf("arrivals[%d]", i)
 			if p := atProblem(f, a); p != nil {
 				probs = append(probs, *p)
 			} else {
@@ -928,25 +954,35 @@ func (run *policyRun) decide() (*policyAnswer, error) {
 // decisions, only the summary and the series.
 func (a *policyAnswer) write(c echo.Context, decisions bool) error {
 	qs, res := a.run.requests, a.res
-	w := newJSONStream(c)
+	elements := 0
+	if decisions && a.run.generated {
+		elements += len(qs)
+	}
+	if decisions {
+		elements += len(res.Decisions)
+	}
+	w := newJSONStream(c, elements)
 	if a.head.Shadow {
 		w.member("shadow", true)
 	}
 	if decisions && a.run.generated {
-		w.array("arrivals", len(qs), func(i int) any {
+		var out policyArrivalOut
+		array(w, "arrivals", len(qs), func(i int) *policyArrivalOut {
 			q := qs[i]
-			return policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+			out = policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+			return &out
 		})
 	}
 	if decisions {
-		w.array("decisions", len(res.Decisions), func(i int) any {
+		var dj policyDecisionJSON
+		array(w, "decisions", len(res.Decisions), func(i int) *policyDecisionJSON {
 			d := res.Decisions[i]
-			dj := policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
+			dj = policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
 				RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
 			if d.Rejected >= 0 {
 				dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field
 			}
-			return dj
+			return &dj
 		})
 	}
 	w.member("summary", a.head.Summary)

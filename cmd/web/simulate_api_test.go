@@ -426,6 +426,7 @@ func TestSimulateAPIPolicyRejectsBadInputByField(t *testing.T) {
 		{"tier burst out of range", `{"policy": ` + withPolicy(`"burst": 6`, `"burst": 0`) + `, "arrivals": []}`, "policy.tiers[1].limit.burst", "out of range"},
 		{"unknown policy field", `{"policy": ` + withPolicy(`"burst": 6`, `"brust": 6`) + `, "arrivals": []}`, "policy.tiers[1].limit.brust", "burst"},
 		{"window as a number", `{"policy": ` + withPolicy(`"window": "60s"`, `"window": 60`) + `, "arrivals": []}`, "policy.endpoints[0].limit.window", "60s"},
+		{"tier names equal ignoring case", `{"policy": ` + withPolicy(`{"name": "free"}`, `{"name": "Paid"}`) + `, "arrivals": []}`, "policy.tiers[1].name", "ignoring ASCII case"},
 		{"missing kind", `{"policy": ` + withPolicy(`"kind": "RateLimitPolicy",`, ``) + `, "arrivals": []}`, "policy.kind", "missing"},
 		{"policy not an object", `{"policy": [1, 2], "arrivals": []}`, "policy", "want a mapping"},
 		{"duplicate key in the policy", `{"policy": {"kind": "a", "kind": "b"}, "arrivals": []}`, "policy", "already defined"},

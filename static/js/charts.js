@@ -1,7 +1,7 @@
 // charts.js draws ratelab's charts. The page carries each chart's echarts
 // option as JSON data in a data-chart-option attribute (built in Go, see
 // views/charts.go); this script is the only code that reads it. It draws
-// the charts when the page loads and after each htmx swap (those near the
+// the charts when the page loads and after each htmx swap (those in the
 // viewport at once, the rest when the browser is idle), and disposes the
 // charts htmx is about to replace. Charts follow the
 // reader's colour scheme unless data-chart-theme fixes one, and are drawn
@@ -59,12 +59,13 @@
     el.setAttribute("data-chart-drawn", "true");
   }
 
-  // near reports whether el shows in the viewport, or within a quarter
-  // of a screen of it.
-  function near(el) {
+  // inView reports whether el shows in the viewport. Charts just outside
+  // it are drawn in the first idle moments after those in view, before a
+  // reader can scroll to them.
+  function inView(el) {
     var r = el.getBoundingClientRect();
     var h = window.innerHeight || document.documentElement.clientHeight;
-    return r.bottom > -h / 4 && r.top < 1.25 * h;
+    return r.bottom > 0 && r.top < h;
   }
 
   // drawn tells tests and other scripts that charts went up, and how many
@@ -98,7 +99,7 @@
     });
   }
 
-  // draw draws the charts under root that are not drawn yet: those near
+  // draw draws the charts under root that are not drawn yet: those in
   // the viewport at once, the others queued for idle time.
   function draw(root) {
     if (typeof echarts === "undefined") {
@@ -112,7 +113,7 @@
       if (echarts.getInstanceByDom(el) || queue.indexOf(el) >= 0) {
         return;
       }
-      if (near(el)) {
+      if (inView(el)) {
         now.push(el);
       } else {
         queue.push(el);
@@ -197,16 +198,18 @@
     draw(document);
   });
 
-  // A data table htmx swapped in waits in a <template> until its panel
-  // opens (the toggle event does not bubble, so it is caught on the way
-  // down).
+  // A data table htmx swapped in waits as the HTML text of a
+  // data-deferred-table attribute (markup the server escaped) until its
+  // panel opens; the toggle event does not bubble, so it is caught on the
+  // way down.
   document.addEventListener("toggle", function (evt) {
     var d = evt.target;
     if (!d || d.tagName !== "DETAILS" || !d.open) {
       return;
     }
-    Array.prototype.forEach.call(d.querySelectorAll("template[data-deferred-table]"), function (tpl) {
-      tpl.replaceWith(tpl.content);
+    Array.prototype.forEach.call(d.querySelectorAll("[data-deferred-table]"), function (holder) {
+      holder.insertAdjacentHTML("afterend", holder.getAttribute("data-deferred-table"));
+      holder.remove();
     });
   }, true);
 
