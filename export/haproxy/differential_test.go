@@ -35,13 +35,25 @@ import (
 // a mismatch on a request whose predicted decision changes when its time
 // moves by 2 ms either way counts as timing: the model takes HAProxy's
 // decision there and goes on. More than maxTiming of them runs the case
-// again, at most three times; any other mismatch fails.
+// again, at most three times.
+//
+// A mismatch that no 2 ms shift explains (systematic) also runs the case
+// again: on a loaded machine an earlier request's clock may lag by more
+// than the slack, which moves the period a counter started and so every
+// later estimate. The schedule is the same in every attempt, so a model
+// that is wrong fails all three; a systematic mismatch in every attempt
+// fails the case.
+//
+// HAProxy runs one thread here: its counters read the clock shared by the
+// threads (global_now_ms) while date(0,us) is the thread's own, and with
+// more threads the two drift apart by however long the other thread last
+// ran, which would be noise in a comparison of the arithmetic.
 
 // logEdit makes HAProxy log, for each request, the X-Ratelab-Seq header,
 // its clock when the rules ran (µs) and the status, to standard output.
 func logEdit(body []byte) []byte {
 	s := string(body)
-	s = strings.Replace(s, "\nglobal\n", "\nglobal\n    log stdout format raw local0\n", 1)
+	s = strings.Replace(s, "\nglobal\n", "\nglobal\n    nbthread 1\n    log stdout format raw local0\n", 1)
 	s = strings.Replace(s, "\ndefaults\n", "\ndefaults\n    log global\n", 1)
 	i := strings.Index(s, "\nfrontend ratelab\n")
 	j := i + len("\nfrontend ratelab\n") + strings.Index(s[i+len("\nfrontend ratelab\n"):], "\n") + 1
@@ -512,7 +524,11 @@ func TestHAProxyDifferentialLive(t *testing.T) {
 					t.Logf("attempt %d: timing (within %s of a boundary), the model follows HAProxy: %s", attempt, timingSlack, describe(mm))
 				}
 				if sys != nil {
-					t.Fatalf("systematic mismatch: %s", describe(*sys))
+					if attempt == 3 {
+						t.Fatalf("a systematic mismatch in each of 3 attempts, the last: %s", describe(*sys))
+					}
+					t.Logf("attempt %d: systematic mismatch: %s; running again", attempt, describe(*sys))
+					continue
 				}
 				if len(timing) <= maxTiming {
 					admitted := 0
