@@ -107,7 +107,7 @@ func TestCalcAPIAnswersWithTheDocumentedShape(t *testing.T) {
 }
 
 func TestCalcAPIRejectsBadInputByField(t *testing.T) {
-	schema := openapiSchema(t, "Errors")
+	schema := openapiSchema(t, "Problem")
 	tests := []struct {
 		name        string
 		contentType string
@@ -180,7 +180,7 @@ func TestReverseAPI(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `"field":"rate"`) {
 		t.Errorf("zero rate: status %d %s; want 422 naming rate", rec.Code, rec.Body)
 	}
-	validate(t, openapiSchema(t, "Errors"), rec.Body.Bytes())
+	validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
 }
 
 func TestOpenAPIDocumentIsServed(t *testing.T) {

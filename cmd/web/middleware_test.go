@@ -625,11 +625,15 @@ func checkTooLarge(t *testing.T, rec *httptest.ResponseRecorder, wantMsg string)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status: got %d, want 413: %s", rec.Code, rec.Body)
 	}
-	var body struct {
-		Errors []fieldProblem `json:"errors"`
+	if got := rec.Header().Get(echo.HeaderContentType); got != mimeProblemJSON {
+		t.Errorf("Content-Type: got %q, want %s", got, mimeProblemJSON)
 	}
+	var body problemDetails
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 		t.Fatalf("body: %v: %s", err, rec.Body)
+	}
+	if body.Status != http.StatusRequestEntityTooLarge || !strings.Contains(body.Detail, wantMsg) {
+		t.Errorf("problem status %d, detail %q; want 413 and a detail containing %q", body.Status, body.Detail, wantMsg)
 	}
 	if !strings.Contains(body.Errors[0].Message, wantMsg) {
 		t.Errorf("message: got %q, want it to contain %q", body.Errors[0].Message, wantMsg)

@@ -117,7 +117,7 @@ func TestExportPolicy(t *testing.T) {
 }
 
 func TestExportRejectsADesignWithProblems(t *testing.T) {
-	schema := openapiSchema(t, "Errors")
+	schema := openapiSchema(t, "Problem")
 	tests := []struct {
 		name, query, field string
 	}{
@@ -265,7 +265,7 @@ func TestPolicyLintAPI(t *testing.T) {
 }
 
 func TestPolicyLintAPIRefuses(t *testing.T) {
-	schema := openapiSchema(t, "Errors")
+	schema := openapiSchema(t, "Problem")
 	rec := do(t, http.MethodPost, lintPath, "application/json", []byte(`{}`))
 	if rec.Code != http.StatusUnsupportedMediaType {
 		t.Errorf("JSON body: status %d", rec.Code)
@@ -582,7 +582,7 @@ func TestExamplesRoundTripThroughTheRoutes(t *testing.T) {
 // is a 422 naming the URL's parameter and the field's policy path, whatever
 // the row's number in the URL; never a 500.
 func TestBadPolicyInTheURLNamesItsPath(t *testing.T) {
-	schema := openapiSchema(t, "Errors")
+	schema := openapiSchema(t, "Problem")
 	tests := []struct {
 		query, field, path string
 	}{

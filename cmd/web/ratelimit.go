@@ -150,7 +150,8 @@ func (l *apiLimiter) keys() int { return l.lim.Keys() }
 // request alone. Each limited response carries RateLimit-Policy and
 // RateLimit (IETF draft-ietf-httpapi-ratelimit-headers-10); a rejected
 // request gets 429, Retry-After in whole seconds (rounded up, never 0) and
-// the API's error body (plain text for a page), and is counted by route.
+// the API's problem details (plain text for a page), and is counted by
+// route.
 // An admitted request's quota is left for the heavy routes to charge more
 // as their work becomes known (quota.charge).
 func (l *apiLimiter) middleware() echo.MiddlewareFunc {
@@ -187,7 +188,7 @@ func (l *apiLimiter) refuse(c echo.Context, d algorithms.Decision, msg string) e
 	if !isAPI(c.Request().URL.Path) {
 		return c.String(http.StatusTooManyRequests, msg)
 	}
-	return writeJSON(c, http.StatusTooManyRequests, map[string]any{"errors": []fieldProblem{{Message: msg}}})
+	return writeProblem(c, newProblem(http.StatusTooManyRequests, msg, nil))
 }
 
 // quota is what a rate limit has charged one request so far; the

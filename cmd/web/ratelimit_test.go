@@ -157,19 +157,23 @@ func checkRejected(t *testing.T, rec *httptest.ResponseRecorder, wantRetry int64
 	if h.Get("RateLimit-Policy") == "" {
 		t.Error("no RateLimit-Policy")
 	}
-	if got := h.Get(echo.HeaderContentType); !strings.HasPrefix(got, echo.MIMEApplicationJSON) {
-		t.Errorf("Content-Type: got %q, want JSON", got)
+	if got := h.Get(echo.HeaderContentType); got != mimeProblemJSON {
+		t.Errorf("Content-Type: got %q, want %s", got, mimeProblemJSON)
 	}
 	checkSecurityHeaders(t, h)
-	validate(t, openapiSchema(t, "Errors"), rec.Body.Bytes())
-	var body struct {
-		Errors []fieldProblem `json:"errors"`
-	}
+	validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
+	var body problemDetails
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 		t.Fatalf("body: %v: %s", err, rec.Body)
 	}
-	if p := body.Errors[0]; p.Field != "" || !strings.Contains(p.Message, "too many requests") {
-		t.Errorf("problem: got %+v", p)
+	if body.Status != http.StatusTooManyRequests || body.Title != "Too Many Requests" || body.Type != "about:blank" {
+		t.Errorf("problem type %q, title %q, status %d; want about:blank, Too Many Requests, 429", body.Type, body.Title, body.Status)
+	}
+	if !strings.Contains(body.Detail, "too many requests") || !strings.Contains(body.Detail, fmt.Sprintf("retry after %d s", wantRetry)) {
+		t.Errorf("detail %q: want the limit and the wait", body.Detail)
+	}
+	if p := body.Errors[0]; p.Field != "" || p.Message != body.Detail {
+		t.Errorf("problem: got %+v, want the detail for the whole request", p)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -117,18 +116,21 @@ func clientGone(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.As(err, &bre) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// refusedBodyWait is how long a refused request's unread body is read
+// before the answer (see errorHandler).
+const refusedBodyWait = 2 * time.Second
+
 // errorHandler is the one place where errors become responses. An
 // invalidRequest is a 422 listing every problem by field; an
 // *echo.HTTPError keeps its status and message; a client that went away
 // (clientGone) gets nothing and is logged as 499; work past its deadline
 // (context.DeadlineExceeded) is a 503 with Retry-After; any other error is
 // a 500 whose details go to the log, never to the client. Under /api/
-// errors are JSON ({"errors":[{"field":…,"message":…}]}), elsewhere plain
-// text; none are cached.
-// refusedBodyWait is how long a refused request's unread body is read
-// before the answer (see errorHandler).
-const refusedBodyWait = 2 * time.Second
-
+// every error, an unknown path (404) and a wrong method (405, with Allow)
+// included, is RFC 9457 problem details (application/problem+json, see
+// problemDetails) whose errors member lists the problems by field
+// ([{"field":…,"message":…}]); elsewhere errors are plain text, but for
+// an invalidRequest, problem details on every route; none are cached.
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -149,7 +151,9 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		}
 		var inv *invalidRequest
 		if errors.As(err, &inv) {
-			if werr := writeJSON(c, http.StatusUnprocessableEntity, map[string]any{"errors": inv.problems}); werr != nil {
+			// JSON on every route: outside /api/ only the export
+			// downloads (GET /export/...) answer an invalidRequest.
+			if werr := writeProblem(c, newProblem(http.StatusUnprocessableEntity, inv.Error(), inv.problems)); werr != nil {
 				logger.WarnContext(req.Context(), "writing error response", "path", req.URL.Path, "err", werr)
 			}
 			return
@@ -187,9 +191,9 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		switch {
 		case req.Method == http.MethodHead:
 			werr = c.NoContent(code)
-		case strings.HasPrefix(req.URL.Path, "/api/"):
-			// API clients get the same shape as a 422.
-			werr = writeJSON(c, code, map[string]any{"errors": []fieldProblem{{Message: msg}}})
+		case isAPI(req.URL.Path):
+			// API clients get problem details, the same shape as a 422.
+			werr = writeProblem(c, newProblem(code, apiDetail(c, he, msg), nil))
 		default:
 			werr = c.String(code, msg)
 		}
@@ -197,6 +201,25 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			logger.WarnContext(req.Context(), "writing error response", "path", req.URL.Path, "err", werr)
 		}
 	}
+}
+
+// apiDetail is the detail of an API error answered with an *echo.HTTPError
+// he (nil for another error) whose message is msg: for the router's 404
+// and 405, which say no more than the status, what was asked and what is
+// there; msg otherwise.
+func apiDetail(c echo.Context, he *echo.HTTPError, msg string) string {
+	req := c.Request()
+	switch {
+	case he == echo.ErrNotFound:
+		return fmt.Sprintf("%s is not a route of the API; /api/openapi.json lists them", req.URL.Path)
+	case he == echo.ErrMethodNotAllowed:
+		allow := c.Response().Header().Get(echo.HeaderAllow)
+		if allow == "" {
+			return fmt.Sprintf("%s does not answer %s", req.URL.Path, req.Method)
+		}
+		return fmt.Sprintf("%s does not answer %s; it answers %s", req.URL.Path, req.Method, allow)
+	}
+	return msg
 }
 
 // requestLogger writes one slog line per request. It passes errors to the

@@ -185,7 +185,7 @@ func TestSimulateAPIRejectsBadInputByField(t *testing.T) {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422: %s", rec.Code, rec.Body)
 			}
-			validate(t, openapiSchema(t, "Errors"), rec.Body.Bytes())
+			validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
 			var got struct{ Errors []fieldProblem }
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) == 0 {
 				t.Fatalf("body %s: %v", rec.Body, err)
@@ -454,7 +454,7 @@ func TestSimulateAPIPolicyRejectsBadInputByField(t *testing.T) {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422: %s", rec.Code, rec.Body)
 			}
-			validate(t, openapiSchema(t, "Errors"), rec.Body.Bytes())
+			validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
 			var got struct{ Errors []fieldProblem }
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) == 0 {
 				t.Fatalf("body %s: %v", rec.Body, err)
