@@ -20,6 +20,13 @@ import (
 // example rejected response, and how to retry (Retry-After, then
 // exponential backoff with jitter from the policy's sizing.retry, or
 // calc's defaults when it sets none).
+//
+// The output is a section to paste under a document's own title: an HTML
+// comment naming the policy, then "## Rate limits" with "###" parts, one
+// paragraph, list item or table row a line, blocks set off by single blank
+// lines, and one newline at the end. It passes markdownlint with the
+// repository's .markdownlint.json and the first heading at level 2
+// (export/apidocs/testdata/markdownlint/fragment.json).
 var Markdown = export.Target{Name: "markdown", Title: "Markdown: rate limits for API consumers", Group: export.Docs, Render: renderMarkdown}
 
 // LimitsHeader is the header row of the limits table.
@@ -130,7 +137,6 @@ func renderMarkdown(p policy.Policy, _ export.Options) (export.Export, error) {
 	for _, a := range sched.Attempts {
 		row(strconv.Itoa(a.Attempt), num(a.Wait)+" s", num(a.Min)+" to "+num(a.Max)+" s")
 	}
-	w("\n")
 
 	e := export.Export{Target: "markdown", Filename: "rate-limits.md", MediaType: "text/markdown; charset=utf-8", Body: b.Bytes()}
 	limitMappings(&e, p, func(_ int, l policy.Limit) string {

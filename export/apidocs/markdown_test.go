@@ -3,6 +3,9 @@ package apidocs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -305,5 +308,158 @@ func TestNoLimitIsAnError(t *testing.T) {
 		if !errors.As(err, &xe) || xe.Field != "defaults.limit" {
 			t.Errorf("%s: %v, want an export error on defaults.limit", target.Name, err)
 		}
+	}
+}
+
+// lintBlocks lists where md breaks the block rules of markdownlint that a
+// generator can get wrong, as "line N: rule": more than one blank line in
+// a row (MD012), trailing whitespace (MD009), an end other than exactly
+// one newline (MD047), and a heading (MD022), fenced code block (MD031),
+// list (MD032) or table (MD058) not set off by blank lines. A heading may
+// follow an HTML comment line directly, as CommonMark ends the comment's
+// block there. Lines are numbered from 1.
+func lintBlocks(md string) []string {
+	var out []string
+	if !strings.HasSuffix(md, "\n") || strings.HasSuffix(md, "\n\n") {
+		out = append(out, "end: MD047")
+	}
+	lines := strings.Split(strings.TrimSuffix(md, "\n"), "\n")
+	kind := func(i int) string {
+		if i < 0 || i >= len(lines) {
+			return "edge"
+		}
+		l := lines[i]
+		switch {
+		case strings.TrimSpace(l) == "":
+			return "blank"
+		case strings.HasPrefix(l, "```"):
+			return "fence"
+		case strings.HasPrefix(l, "#"):
+			return "heading"
+		case strings.HasPrefix(l, "<!--"):
+			return "comment"
+		case strings.HasPrefix(l, "|"):
+			return "table"
+		case strings.HasPrefix(l, "- "), len(l) > 2 && l[0] >= '0' && l[0] <= '9' && strings.Contains(l[:min(len(l), 4)], ". "):
+			return "list"
+		}
+		return "text"
+	}
+	apart := func(i int) bool { k := kind(i); return k == "blank" || k == "edge" }
+	report := func(i int, rule string) { out = append(out, fmt.Sprintf("line %d: %s", i+1, rule)) }
+	inFence := false
+	for i, l := range lines {
+		if l != strings.TrimRight(l, " \t") {
+			report(i, "MD009")
+		}
+		k := kind(i)
+		if inFence {
+			if k == "fence" {
+				inFence = false
+				if !apart(i + 1) {
+					report(i, "MD031")
+				}
+			}
+			continue
+		}
+		switch k {
+		case "blank":
+			if kind(i-1) == "blank" {
+				report(i, "MD012")
+			}
+		case "fence":
+			inFence = true
+			if !apart(i - 1) {
+				report(i, "MD031")
+			}
+		case "heading":
+			if !apart(i-1) && kind(i-1) != "comment" || !apart(i+1) {
+				report(i, "MD022")
+			}
+		case "list", "table":
+			rule := map[string]string{"list": "MD032", "table": "MD058"}[k]
+			if kind(i-1) != k && !apart(i-1) || kind(i+1) != k && !apart(i+1) {
+				report(i, rule)
+			}
+		}
+	}
+	if inFence {
+		out = append(out, "end: MD031")
+	}
+	return out
+}
+
+// TestLintBlocks: lintBlocks finds each rule's break, and passes a
+// document that keeps them.
+func TestLintBlocks(t *testing.T) {
+	tests := []struct {
+		name, md string
+		want     []string
+	}{
+		{"clean", "<!-- c -->\n## A\n\nText.\n\n- a\n- b\n\n| x |\n| --- |\n| 1 |\n\n```http\nGET /\n```\n\n1. one\n2. two\n", nil},
+		{"two blank lines", "## A\n\n\nText.\n", []string{"line 3: MD012"}},
+		{"blank line at the end", "## A\n\nText.\n\n", []string{"end: MD047"}},
+		{"no newline at the end", "## A\n\nText.", []string{"end: MD047"}},
+		{"trailing space", "## A\n\nText. \n", []string{"line 3: MD009"}},
+		{"heading after text", "Text.\n## A\n\nMore.\n", []string{"line 2: MD022"}},
+		{"text after heading", "## A\nText.\n", []string{"line 1: MD022"}},
+		{"fence after text", "Text.\n```\nx\n```\n", []string{"line 2: MD031"}},
+		{"text after fence", "```\nx\n```\nText.\n", []string{"line 3: MD031"}},
+		{"unclosed fence", "```\nx\n", []string{"end: MD031"}},
+		{"list after text", "Text.\n- a\n", []string{"line 2: MD032"}},
+		{"text after list", "1. a\n2. b\nText.\n", []string{"line 2: MD032"}},
+		{"table after text", "Text.\n| x |\n| --- |\n", []string{"line 2: MD058"}},
+		{"text after table", "| x |\n| --- |\nText.\n", []string{"line 2: MD058"}},
+		{"blank lines in a fence", "```\n\n\n```\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := lintBlocks(tt.md); !slices.Equal(got, tt.want) {
+				t.Errorf("lintBlocks = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMarkdownBlocks: every test policy's Markdown, and variants that
+// take the renderer's other branches (no headers, no Retry-After, each
+// jitter mode, hostile names), keeps markdownlint's block rules. With
+// RATELAB_MARKDOWN_OUT set to a directory it also writes each one there
+// (as <variant>.md) for markdownlint itself to check (.ci/run does).
+func TestMarkdownBlocks(t *testing.T) {
+	out := os.Getenv("RATELAB_MARKDOWN_OUT")
+	type variant struct {
+		name string
+		p    policy.Policy
+	}
+	var variants []variant
+	for _, tp := range exporttest.Policies(t) {
+		variants = append(variants, variant{tp.Name, tp.Policy})
+	}
+	p := exporttest.Named(t, "minimal")
+	p.Defaults.Response = policy.Response{Status: 503, Headers: []policy.HeaderStyle{}, RetryAfter: new(false)}
+	variants = append(variants, variant{"no headers, no Retry-After", p})
+	for _, mode := range []string{"full", "equal", "decorrelated"} {
+		p := exporttest.Named(t, "tiered")
+		p.Sizing.Retry.JitterMode = mode
+		variants = append(variants, variant{mode + " jitter", p})
+	}
+	variants = append(variants, variant{"hostile", exporttest.Hostile(t)})
+	if len(variants) < 8 {
+		t.Fatalf("%d variants; exporttest has fewer policies than expected", len(variants))
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			_, md := markdown(t, v.p)
+			if probs := lintBlocks(md); len(probs) > 0 {
+				t.Errorf("%q in\n%s", probs, md)
+			}
+			if out != "" {
+				name := strings.ReplaceAll(strings.ReplaceAll(v.name, ",", ""), " ", "-") + ".md"
+				if err := os.WriteFile(filepath.Join(out, name), []byte(md), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }
