@@ -14,9 +14,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ratelab/ratelab/export"
+	envoyexport "github.com/ratelab/ratelab/export/envoy"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/policy"
 )
+
+// maxRuleSelector is Envoy Gateway's bound on client selectors per rule
+// (api/v1alpha1 v1.9.1), as export/envoy keeps it.
+const maxRuleSelector = 8
 
 // crdPath is the BackendTrafficPolicy CRD inside the Envoy Gateway module.
 const crdPath = "charts/gateway-crds-helm/templates/generated/gateway.envoyproxy.io_backendtrafficpolicies.yaml"
@@ -126,7 +131,7 @@ func checkBTP(t *testing.T, body []byte) (egv1a1.BackendTrafficPolicy, error) {
 func TestGatewayValidates(t *testing.T) {
 	for _, tp := range exporttest.Policies(t) {
 		t.Run(tp.Name, func(t *testing.T) {
-			ex, err := Gateway.Render(tp.Policy, export.Options{})
+			ex, err := envoyexport.Gateway.Render(tp.Policy, export.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,10 +143,11 @@ func TestGatewayValidates(t *testing.T) {
 			if rl == nil || rl.Global == nil {
 				t.Fatal("no global rate limit")
 			}
+			windows := gatewayWindows(t, ex, tp.Policy)
 			// Rules follow the limits, two for an ip key.
 			i := 0
 			for _, l := range tp.Policy.Limits() {
-				want, _, _ := perUnit(l)
+				want := windows[l.Field]
 				n := 1
 				if l.Key == policy.KeyIP && l.Scope != policy.ScopeGlobal {
 					n = 2
@@ -184,7 +190,7 @@ func TestGatewayValidates(t *testing.T) {
 // TestGatewayRefuses proves both checks can fail: a misspelt field fails
 // the strict decode, a unit outside the enum fails the schema.
 func TestGatewayRefuses(t *testing.T) {
-	ex, err := Gateway.Render(exporttest.Named(t, "public-api"), export.Options{})
+	ex, err := envoyexport.Gateway.Render(exporttest.Named(t, "public-api"), export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ratelab/ratelab/export"
+	envoyexport "github.com/ratelab/ratelab/export/envoy"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/policy"
 )
+
+// minDynamicDescriptors is the least LRU size per wildcard descriptor
+// export/envoy promises: Envoy's default of 20 distinct clients would
+// evict (and so refill) a busy API's buckets constantly.
+const minDynamicDescriptors = 10000
 
 // validator is a message with protoc-gen-validate's rules.
 type validator interface{ ValidateAll() error }
@@ -143,7 +149,7 @@ func envoyRules(l *lrlv3.LocalRateLimit) error {
 // TestLocalRefuses proves each check can fail: the public-api export with
 // one thing broken must be refused.
 func TestLocalRefuses(t *testing.T) {
-	ex, err := Local.Render(exporttest.Named(t, "public-api"), export.Options{})
+	ex, err := envoyexport.Local.Render(exporttest.Named(t, "public-api"), export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +186,7 @@ func TestLocalRefuses(t *testing.T) {
 func TestLocalValidates(t *testing.T) {
 	for _, tp := range exporttest.Policies(t) {
 		t.Run(tp.Name, func(t *testing.T) {
-			ex, err := Local.Render(tp.Policy, export.Options{})
+			ex, err := envoyexport.Local.Render(tp.Policy, export.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +210,7 @@ func TestLocalValidates(t *testing.T) {
 			if got, want := int(c.lrl.GetStatus().GetCode()), tp.Policy.Defaults.Response.Code(); got != want {
 				t.Errorf("status %d, want %d", got, want)
 			}
-			again, _ := Local.Render(tp.Policy, export.Options{})
+			again, _ := envoyexport.Local.Render(tp.Policy, export.Options{})
 			if !bytes.Equal(ex.Body, again.Body) {
 				t.Error("two renders differ")
 			}

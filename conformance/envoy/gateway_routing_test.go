@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/export"
+	envoyexport "github.com/ratelab/ratelab/export/envoy"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/policy"
 )
@@ -31,7 +32,7 @@ type gatewayRouting struct {
 
 func newGatewayRouting(t *testing.T, p policy.Policy) gatewayRouting {
 	t.Helper()
-	ex, err := Gateway.Render(p, export.Options{})
+	ex, err := envoyexport.Gateway.Render(p, export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func TestGatewayIPKey(t *testing.T) {
 func TestGatewayCaseTwinTiersSaySo(t *testing.T) {
 	p := decode(t, tierPolicy)
 	p.Tiers = append(p.Tiers, policy.Tier{Name: "PAID"})
-	ex, err := Gateway.Render(p, export.Options{})
+	ex, err := envoyexport.Gateway.Render(p, export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
