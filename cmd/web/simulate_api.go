@@ -99,6 +99,9 @@ type decisionJSON struct {
 	Remaining  int64   `json:"remaining"`
 	RetryAfter float64 `json:"retry_after"` // seconds; -1 when the request can never pass
 	Reset      float64 `json:"reset"`
+
+	// The durations the seconds came from, for appendJSON.
+	delay, retryAfter, reset time.Duration
 }
 
 type summaryJSON struct {
@@ -465,7 +468,7 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 		var out decisionJSON
 		array(w, "decisions", len(ds), func(i int) *decisionJSON {
 			d := ds[i]
-			out = decisionJSON{Allowed: d.Allowed, Delay: toSeconds(d.Delay()), Remaining: d.Remaining, RetryAfter: retrySeconds(d.RetryAfter()), Reset: toSeconds(d.Reset)}
+			out = newDecisionJSON(d.Allowed, d.Delay(), d.Remaining, d.RetryAfter(), d.Reset)
 			return &out
 		})
 	}

@@ -50,7 +50,7 @@ func benchSimulateBody(n int) ([]byte, algorithms.Simulation) {
 // million arrivals (engine) with POST /api/v1/simulate of the same
 // arrivals through the whole server (api: every middleware, the decoder,
 // the run, the streamed answer of every decision, compressed as for a
-// browser that accepts gzip and br, written to a sink that counts the
+// browser that accepts gzip, br and zstd, written to a sink that counts the
 // bytes). ns/arrival and allocs/1000arrivals are per arrival of the
 // request; out-bytes is the compressed answer.
 func BenchmarkSimulateAPI(b *testing.B) {

@@ -102,7 +102,7 @@ func TestSimulateAPIAnswersAsEncodingJSON(t *testing.T) {
 		{"syntax", `{` + limiter + `, "arrivals": [{"at": 1},]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, ae := range []string{"", "gzip, br"} {
+			for _, ae := range []string{"", "gzip, br", "gzip, deflate, br, zstd"} {
 				code, got := simulateAnswer(t, tc.body, ae)
 				fastDecoding, appendElement = false, oldAppendElement
 				oldCode, want := simulateAnswer(t, tc.body, ae)
@@ -116,6 +116,9 @@ func TestSimulateAPIAnswersAsEncodingJSON(t *testing.T) {
 				}
 				if err := json.Unmarshal(want, &w); err != nil {
 					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("Accept-Encoding %q: the answer's bytes differ from encoding/json's:\n%.300s\nwant\n%.300s", ae, got, want)
 				}
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("Accept-Encoding %q: the answer differs from encoding/json's:\n%.300s\nwant\n%.300s", ae, got, want)
