@@ -254,21 +254,42 @@ func e2eTest(target string) string {
 			t.Error("OnStoreError never called while Redis was down")
 		}
 	}()
-	if w := serve(NewLimiter(down).Middleware(ok), "GET", "/x", "a", ""); w.Code != 503 || w.Header().Get("Retry-After") != "1" {
+	w := serve(NewLimiter(down).Middleware(ok), "GET", "/x", "a", "")
+	if w.Code != 503 || w.Header().Get("Retry-After") != "1" {
 		t.Errorf("Redis down, fail_closed: status %d, Retry-After %q; want 503, \"1\"", w.Code, w.Header().Get("Retry-After"))
-	}`
+	}
+	checkProblem(t, "Redis down", w, 503, "The rate limiter is unavailable")`
 	}
 	return `package ratelimit
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// checkProblem checks that w is RFC 9457 problem details of status whose
+// detail contains detail.
+func checkProblem(t *testing.T, what string, w *httptest.ResponseRecorder, status int, detail string) {
+	t.Helper()
+	if got := w.Header().Get("Content-Type"); got != "application/problem+json" {
+		t.Errorf("%s: Content-Type %q, want application/problem+json", what, got)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("%s: body %q: %v", what, w.Body, err)
+	}
+	d, _ := p["detail"].(string)
+	if p["type"] != "about:blank" || p["title"] != http.StatusText(status) || p["status"] != float64(status) || !strings.Contains(d, detail) || len(p) != 4 {
+		t.Errorf("%s: problem %v; want type about:blank, title %q, status %d and a detail containing %q", what, p, http.StatusText(status), status, detail)
+	}
+}
 
 func serve(h http.Handler, method, path, key, tier string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, nil)
@@ -300,6 +321,7 @@ func TestEndToEnd(t *testing.T) {
 		method, path, key, tier string
 		status                  int
 		remaining, retryAfter   string
+		limit                   string
 	}{
 ` + e2eStepsSource() + `	}
 	for i, s := range steps {
@@ -307,6 +329,9 @@ func TestEndToEnd(t *testing.T) {
 		if w.Code != s.status || w.Header().Get("X-RateLimit-Remaining") != s.remaining || w.Header().Get("Retry-After") != s.retryAfter {
 			t.Errorf("step %d (%s %s as %s): status %d, remaining %q, Retry-After %q; want %d, %q, %q (headers %v)",
 				i, s.method, s.path, s.key, w.Code, w.Header().Get("X-RateLimit-Remaining"), w.Header().Get("Retry-After"), s.status, s.remaining, s.retryAfter, w.Header())
+		}
+		if s.status == 429 {
+			checkProblem(t, "step "+s.method+" "+s.path+" as "+s.key, w, 429, "Rate limit exceeded: limit \"" + s.limit + "\" allows ")
 		}
 	}
 	if rejected != 4 {
@@ -318,36 +343,38 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // e2eSteps are the requests of the generated end-to-end test and what each
-// must get: status, X-RateLimit-Remaining and Retry-After (seconds).
+// must get: status, X-RateLimit-Remaining, Retry-After (seconds) and, for
+// a 429, the limit its problem details' detail names.
 // TestE2EStepsAreTheEngine checks them against package engine.
 var e2eSteps = []struct {
 	method, path, key, tier string
 	status                  int
 	remaining, retryAfter   string
+	limit                   string
 }{
-	{"GET", "/x", "a", "", 200, "2", ""},
-	{"GET", "/x", "a", "", 200, "1", ""},
-	{"GET", "/x", "a", "", 200, "0", ""},
-	{"GET", "/x", "a", "", 429, "0", "100"},
-	{"GET", "/heavy", "b", "", 200, "1", ""},
-	{"GET", "/heavy", "b", "", 429, "1", "100"},
-	{"GET", "/x", "b", "", 200, "0", ""},
-	{"GET", "/x", "c", "gold", 200, "4", ""},
-	{"GET", "/x", "c", "gold", 200, "3", ""},
-	{"GET", "/x", "c", "gold", 200, "2", ""},
-	{"GET", "/x", "c", "gold", 200, "1", ""},
-	{"GET", "/x", "c", "gold", 200, "0", ""},
-	{"GET", "/x", "c", "gold", 429, "0", "100"},
-	{"POST", "/orders", "d", "", 200, "0", ""},
-	{"POST", "/orders", "d", "", 429, "0", "100"},
-	{"GET", "/x", "d", "", 200, "1", ""},
+	{"GET", "/x", "a", "", 200, "2", "", ""},
+	{"GET", "/x", "a", "", 200, "1", "", ""},
+	{"GET", "/x", "a", "", 200, "0", "", ""},
+	{"GET", "/x", "a", "", 429, "0", "100", "default"},
+	{"GET", "/heavy", "b", "", 200, "1", "", ""},
+	{"GET", "/heavy", "b", "", 429, "1", "100", "default"},
+	{"GET", "/x", "b", "", 200, "0", "", ""},
+	{"GET", "/x", "c", "gold", 200, "4", "", ""},
+	{"GET", "/x", "c", "gold", 200, "3", "", ""},
+	{"GET", "/x", "c", "gold", 200, "2", "", ""},
+	{"GET", "/x", "c", "gold", 200, "1", "", ""},
+	{"GET", "/x", "c", "gold", 200, "0", "", ""},
+	{"GET", "/x", "c", "gold", 429, "0", "100", "tier_gold"},
+	{"POST", "/orders", "d", "", 200, "0", "", ""},
+	{"POST", "/orders", "d", "", 429, "0", "100", "endpoint_1"},
+	{"GET", "/x", "d", "", 200, "1", "", ""},
 }
 
 // e2eStepsSource is e2eSteps as the rows of a Go composite literal.
 func e2eStepsSource() string {
 	var b strings.Builder
 	for _, st := range e2eSteps {
-		fmt.Fprintf(&b, "\t\t{%q, %q, %q, %q, %d, %q, %q},\n", st.method, st.path, st.key, st.tier, st.status, st.remaining, st.retryAfter)
+		fmt.Fprintf(&b, "\t\t{%q, %q, %q, %q, %d, %q, %q, %q},\n", st.method, st.path, st.key, st.tier, st.status, st.remaining, st.retryAfter, st.limit)
 	}
 	return b.String()
 }
@@ -367,14 +394,15 @@ func TestE2EStepsAreTheEngine(t *testing.T) {
 	}
 	for i, st := range e2eSteps {
 		d := e.Decide(engine.Request{At: time.Duration(i) * time.Millisecond, Key: st.key, Tier: st.tier, Method: st.method, Path: st.path})
-		status, retry := 200, ""
+		status, retry, limit := 200, "", ""
 		if !d.Allowed {
 			status = 429
 			retry = strconv.FormatInt(int64(math.Ceil(d.RetryAfter.Seconds())), 10)
+			limit = e.Limits()[d.Rejected].Name
 		}
-		if status != st.status || strconv.FormatInt(d.Remaining, 10) != st.remaining || retry != st.retryAfter {
-			t.Errorf("step %d (%s %s as %s): engine %d, remaining %d, Retry-After %q; the test wants %d, %q, %q",
-				i, st.method, st.path, st.key, status, d.Remaining, retry, st.status, st.remaining, st.retryAfter)
+		if status != st.status || strconv.FormatInt(d.Remaining, 10) != st.remaining || retry != st.retryAfter || limit != st.limit {
+			t.Errorf("step %d (%s %s as %s): engine %d, remaining %d, Retry-After %q, rejected by %q; the test wants %d, %q, %q, %q",
+				i, st.method, st.path, st.key, status, d.Remaining, retry, limit, st.status, st.remaining, st.retryAfter, st.limit)
 		}
 	}
 }

@@ -43,19 +43,41 @@ global: {limit: {algorithm: token_bucket, rate: 0.001, burst: 1000}}
 //     one: d's GET /x then leaves 1 of d's 3 tokens.
 //   - the global bucket holds what was admitted: 3 + 3 + 5 + 2 = 13 tokens.
 //   - with Redis unreachable, fail_closed answers 503 with Retry-After 1.
+//
+// Every 429 and the 503 are RFC 9457 problem details; a 429's detail
+// names the limit that rejected it.
 const e2eEnforce = `package ratelimit
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// checkProblem checks that w is RFC 9457 problem details of status whose
+// detail contains detail, and nothing else.
+func checkProblem(t *testing.T, what string, w *httptest.ResponseRecorder, status int, detail string) {
+	t.Helper()
+	if got := w.Header().Get("Content-Type"); got != "application/problem+json" {
+		t.Errorf("%s: Content-Type %q, want application/problem+json", what, got)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("%s: body %q: %v", what, w.Body, err)
+	}
+	d, _ := p["detail"].(string)
+	if p["type"] != "about:blank" || p["title"] != http.StatusText(status) || p["status"] != float64(status) || !strings.Contains(d, detail) || len(p) != 4 {
+		t.Errorf("%s: problem %v; want type about:blank, title %q, status %d and a detail containing %q", what, p, http.StatusText(status), status, detail)
+	}
+}
 
 func serve(h http.Handler, method, path, key, tier string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, nil)
@@ -76,29 +98,33 @@ func TestEndToEnd(t *testing.T) {
 		method, path, key, tier string
 		status                  int
 		remaining, retryAfter   string
+		detail                  string // of a 429
 	}{
-		{"GET", "/x", "a", "", 200, "2", ""},
-		{"GET", "/x", "a", "", 200, "1", ""},
-		{"GET", "/x", "a", "", 200, "0", ""},
-		{"GET", "/x", "a", "", 429, "0", "100"},
-		{"GET", "/heavy", "b", "", 200, "1", ""},
-		{"GET", "/heavy", "b", "", 429, "1", "100"},
-		{"GET", "/x", "b", "", 200, "0", ""},
-		{"GET", "/x", "c", "gold", 200, "4", ""},
-		{"GET", "/x", "c", "gold", 200, "3", ""},
-		{"GET", "/x", "c", "gold", 200, "2", ""},
-		{"GET", "/x", "c", "gold", 200, "1", ""},
-		{"GET", "/x", "c", "gold", 200, "0", ""},
-		{"GET", "/x", "c", "gold", 429, "0", "3600"},
-		{"POST", "/orders", "d", "", 200, "0", ""},
-		{"POST", "/orders", "d", "", 429, "0", "100"},
-		{"GET", "/x", "d", "", 200, "1", ""},
+		{"GET", "/x", "a", "", 200, "2", "", ""},
+		{"GET", "/x", "a", "", 200, "1", "", ""},
+		{"GET", "/x", "a", "", 200, "0", "", ""},
+		{"GET", "/x", "a", "", 429, "0", "100", "Rate limit exceeded: limit \"default\" allows up to 3 requests at once"},
+		{"GET", "/heavy", "b", "", 200, "1", "", ""},
+		{"GET", "/heavy", "b", "", 429, "1", "100", "Rate limit exceeded: limit \"default\" allows up to 3 requests at once"},
+		{"GET", "/x", "b", "", 200, "0", "", ""},
+		{"GET", "/x", "c", "gold", 200, "4", "", ""},
+		{"GET", "/x", "c", "gold", 200, "3", "", ""},
+		{"GET", "/x", "c", "gold", 200, "2", "", ""},
+		{"GET", "/x", "c", "gold", 200, "1", "", ""},
+		{"GET", "/x", "c", "gold", 200, "0", "", ""},
+		{"GET", "/x", "c", "gold", 429, "0", "3600", "Rate limit exceeded: limit \"tier_gold\" allows no more than 5 in any hour."},
+		{"POST", "/orders", "d", "", 200, "0", "", ""},
+		{"POST", "/orders", "d", "", 429, "0", "100", "Rate limit exceeded: limit \"endpoint_1\" allows up to 1 request at once"},
+		{"GET", "/x", "d", "", 200, "1", "", ""},
 	}
 	for i, s := range steps {
 		w := serve(h, s.method, s.path, s.key, s.tier)
 		if w.Code != s.status || w.Header().Get("RateLimit-Remaining") != s.remaining || w.Header().Get("X-RateLimit-Remaining") != s.remaining || w.Header().Get("Retry-After") != s.retryAfter {
 			t.Errorf("step %d (%s %s as %s): status %d, remaining %q, Retry-After %q; want %d, %q, %q (headers %v)",
 				i, s.method, s.path, s.key, w.Code, w.Header().Get("RateLimit-Remaining"), w.Header().Get("Retry-After"), s.status, s.remaining, s.retryAfter, w.Header())
+		}
+		if s.status == 429 {
+			checkProblem(t, "step "+strconv.Itoa(i), w, 429, s.detail)
 		}
 	}
 	w := serve(h, "GET", "/x", "e", "")
@@ -123,6 +149,7 @@ func TestEndToEnd(t *testing.T) {
 	if w.Code != 503 || w.Header().Get("Retry-After") != "1" {
 		t.Errorf("Redis down, fail_closed: status %d, Retry-After %q; want 503, \"1\"", w.Code, w.Header().Get("Retry-After"))
 	}
+	checkProblem(t, "Redis down", w, 503, "The rate limiter is unavailable")
 }
 `
 

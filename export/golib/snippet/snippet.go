@@ -3,8 +3,10 @@
 // a table, the request conventions, choosing a request's limits (default
 // or tier, endpoint, global) and cost, the client key, and an HTTP
 // middleware that sends the policy's status, header styles and
-// Retry-After, honours shadow mode and on_store_failure — around the
-// target's own limiter code.
+// Retry-After with an RFC 9457 problem details body (application/
+// problem+json: type about:blank, the status's title, a detail naming the
+// limit), honours shadow mode and on_store_failure — around the target's
+// own limiter code.
 //
 // The target supplies a Limiter type with a method
 //
@@ -25,6 +27,7 @@ import (
 	"text/template"
 
 	"github.com/ratelab/ratelab/export"
+	"github.com/ratelab/ratelab/export/apidocs"
 	"github.com/ratelab/ratelab/export/prometheus"
 	"github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/policy"
@@ -40,7 +43,7 @@ type File struct {
 	// markers; lines are wrapped as given.
 	Doc string
 	// Imports are the target's imports beyond the shared ones (context,
-	// log, net, net/http, slices, strconv, strings, time).
+	// encoding/json, log, net, net/http, slices, strconv, strings, time).
 	Imports []string
 	// LimitFields is Go source declaring the target's fields of type
 	// limit, one per line.
@@ -78,6 +81,7 @@ func (f File) Render() ([]byte, error) {
 		if l.Scope == policy.ScopeEndpoint {
 			fields += fmt.Sprintf(", method: %q, path: %q", upperASCII(l.Match.Method), l.Match.Path)
 		}
+		fields += fmt.Sprintf(", detail: %q", Detail(l))
 		if f.Fields != nil {
 			if extra := f.Fields(l); extra != "" {
 				fields += ", " + extra
@@ -107,7 +111,7 @@ func (f File) Render() ([]byte, error) {
 		}
 		endpoints = append(endpoints, "\t{"+fields+"},")
 	}
-	imports := []string{"context", "log", "net", "net/http", "slices", "strconv", "strings", "time"}
+	imports := []string{"context", "encoding/json", "log", "net", "net/http", "slices", "strconv", "strings", "time"}
 	var third []string
 	for _, im := range f.Imports {
 		if strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
@@ -154,6 +158,13 @@ func (f File) Render() ([]byte, error) {
 		return nil, fmt.Errorf("snippet %s: gofmt: %w\n%s", f.Target, err, b.Bytes())
 	}
 	return src, nil
+}
+
+// Detail is the detail of the problem details a request rejected by l
+// gets: the limit's name and what it allows, in the words of the API
+// documentation export (apidocs.Phrase).
+func Detail(l policy.Limit) string {
+	return fmt.Sprintf("Rate limit exceeded: limit %s allows %s.", strconv.Quote(l.Name), apidocs.Phrase(l.Spec))
 }
 
 // upperASCII is s with its ASCII letters in upper case.
@@ -230,6 +241,7 @@ type limit struct {
 	path   string
 	quota  int64 // RateLimit-Policy q: the capacity
 	window int64 // RateLimit-Policy w, seconds
+	detail string // the problem details' detail of a rejection
 {{.LimitFields}}
 }
 
@@ -461,7 +473,7 @@ func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 			if failClosed {
 				log.Printf("ratelimit: store failed, rejecting (fail_closed): %v", err)
 				w.Header().Set("Retry-After", "1")
-				http.Error(w, "rate limiter unavailable", http.StatusServiceUnavailable)
+				writeProblem(w, http.StatusServiceUnavailable, "The rate limiter is unavailable; retry after 1 s.")
 				return
 			}
 			log.Printf("ratelimit: store failed, letting the request through (fail_open): %v", err)
@@ -507,7 +519,7 @@ func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 			if sendRetryAfter && rejected.retryAfter >= 0 {
 				w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(rejected.retryAfter), 10))
 			}
-			http.Error(w, http.StatusText(rejectStatus), rejectStatus)
+			writeProblem(w, rejectStatus, rejected.limit.detail)
 			return
 		}
 		if delay > 0 {
@@ -525,6 +537,31 @@ func (lim *Limiter) Middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// problem is the body of a rejection: RFC 9457 problem details. Type
+// about:blank says the status is the problem; title is its reason phrase.
+type problem struct {
+	Type   string ` + "`json:\"type\"`" + `
+	Title  string ` + "`json:\"title\"`" + `
+	Status int    ` + "`json:\"status\"`" + `
+	Detail string ` + "`json:\"detail\"`" + `
+}
+
+// writeProblem answers status with problem details saying detail, as
+// application/problem+json; the headers set before it are sent too.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	title := http.StatusText(status)
+	if title == "" {
+		title = "Rate limit exceeded"
+	}
+	body, _ := json.Marshal(problem{Type: "about:blank", Title: title, Status: status, Detail: detail})
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // writeHeaders sets the policy's header styles from the binding decision:

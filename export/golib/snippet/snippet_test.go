@@ -3,9 +3,12 @@ package snippet_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/export/exporttest"
 	"github.com/ratelab/ratelab/export/golib/snippet"
+	"github.com/ratelab/ratelab/policy"
 )
 
 func TestRender(t *testing.T) {
@@ -21,14 +24,47 @@ func TestRender(t *testing.T) {
 		"rejectStatus = 429",
 		"headersLegacy = true",
 		`{method: "GET", path: "/v1/reports", cost: 8},`,
-		"\t// sliding_window(limit=100, window=1m0s)\n\t{name: \"endpoint_1\", field: \"endpoints[1].limit\", scope: \"endpoint\", key: \"api_key\", quota: 100, window: 60, method: \"POST\", path: \"/v1/orders\"},",
+		"\t// sliding_window(limit=100, window=1m0s)\n\t{name: \"endpoint_1\", field: \"endpoints[1].limit\", scope: \"endpoint\", key: \"api_key\", quota: 100, window: 60, method: \"POST\", path: \"/v1/orders\", detail: \"Rate limit exceeded: limit \\\"endpoint_1\\\" allows 100 per minute, sliding.\"},",
+		// A rejection is problem details naming the limit; so is a
+		// fail_closed 503.
+		`writeProblem(w, rejectStatus, rejected.limit.detail)`,
+		`writeProblem(w, http.StatusServiceUnavailable, "The rate limiter is unavailable; retry after 1 s.")`,
+		`h.Set("Content-Type", "application/problem+json")`,
+		`body, _ := json.Marshal(problem{Type: "about:blank", Title: title, Status: status, Detail: detail})`,
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("source lacks %q", want)
 		}
 	}
+	if strings.Contains(string(src), "http.Error(") {
+		t.Error("the middleware still answers a plain-text http.Error")
+	}
 	f.Body = "func broken( {"
 	if _, err := f.Render(); err == nil {
 		t.Error("a body that does not parse rendered without an error")
+	}
+}
+
+// TestDetail: a rejection's detail names the limit and says what it
+// allows, for each kind of algorithm.
+func TestDetail(t *testing.T) {
+	tests := []struct {
+		name string
+		spec algorithms.Spec
+		want string
+	}{
+		{"default", algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 5, Burst: 50},
+			`Rate limit exceeded: limit "default" allows up to 50 requests at once, then 5 per second.`},
+		{"tier_paid", algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 1},
+			`Rate limit exceeded: limit "tier_paid" allows up to 1 request at once, then 30 per minute.`},
+		{"endpoint_0", algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: 100, Window: time.Minute},
+			`Rate limit exceeded: limit "endpoint_0" allows 100 per minute, fixed window (the count restarts every minute).`},
+		{"global", algorithms.Spec{Algorithm: algorithms.NameSlidingLog, Limit: 5, Window: time.Hour},
+			`Rate limit exceeded: limit "global" allows no more than 5 in any hour.`},
+	}
+	for _, tt := range tests {
+		if got := snippet.Detail(policy.Limit{Name: tt.name, Spec: tt.spec}); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
