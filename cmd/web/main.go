@@ -5,7 +5,8 @@
 //	web [-addr host:port] [flags]
 //
 // Run it with -h for every flag: the API's own rate limit (-api-rate,
-// -api-burst), body caps, trusted proxies and timeouts.
+// -api-burst), body caps, trusted proxies, timeouts and the origins whose
+// pages may call the API (-cors-origins, off by default).
 //
 // It logs JSON lines to stdout, and stops gracefully on SIGINT or SIGTERM; a
 // second signal stops it at once.
@@ -110,6 +111,10 @@ type config struct {
 	uploads *uploads
 	// noMetrics leaves /metrics out of the routes.
 	noMetrics bool
+	// corsOrigins are the origins ("https://app.example.com", or "*" for
+	// any) whose pages may call /api/ from a browser (apiCORS); none turns
+	// CORS off, and browsers then keep the API to ratelab's own pages.
+	corsOrigins []string
 	// readTimeout, writeTimeout and idleTimeout bound each connection (see
 	// http.Server); 0 means the defaults above. Only run uses them.
 	readTimeout, writeTimeout, idleTimeout time.Duration

@@ -38,6 +38,7 @@ func newServer(cfg config) *echo.Echo {
 		securityHeaders(),
 		requestLogger(logger),
 		recoverPanics(),
+		apiCORS(cfg.corsOrigins), // before the limits, so a refusal carries CORS too
 		bodyLimit(cfg.apiBodyLimit),
 		apiRateLimit(cfg, m),  // /api/ and POST /import
 		pageRateLimit(cfg, m), // the heavy pages

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratelab/ratelab/algorithms"
 )
@@ -22,6 +25,7 @@ type serverFlags struct {
 	logLimit       *int64
 	logTimeout     *time.Duration
 	trustedProxies *string
+	corsOrigins    *string
 	noMetrics      *bool
 	readTimeout    *time.Duration
 	writeTimeout   *time.Duration
@@ -59,6 +63,9 @@ func addServerFlags(fs *flag.FlagSet) serverFlags {
 		trustedProxies: fs.String("trusted-proxies", "",
 			"comma-separated `addresses or CIDR prefixes` of reverse proxies whose X-Forwarded-For names the client; "+
 				"empty trusts no header and takes the connection's address"),
+		corsOrigins: fs.String("cors-origins", "",
+			"comma-separated `origins` (https://app.example.com) whose pages may call /api/ from a browser (CORS), or * for any; "+
+				"empty turns CORS off"),
 		readTimeout: fs.Duration("read-timeout", readTimeout,
 			"longest `duration` to read a whole request, body included"),
 		writeTimeout: fs.Duration("write-timeout", writeTimeout,
@@ -145,6 +152,11 @@ func (f serverFlags) apply(cfg *config) error {
 		return fmt.Errorf("-trusted-proxies: %w", err)
 	}
 	cfg.trustedProxies = proxies
+	origins, err := parseCORSOrigins(*f.corsOrigins)
+	if err != nil {
+		return fmt.Errorf("-cors-origins: %w", err)
+	}
+	cfg.corsOrigins = origins
 	cfg.apiBodyLimit = *f.apiBodyLimit
 	cfg.logLimit, cfg.logTimeout = *f.logLimit, *f.logTimeout
 	if err := f.uploadFlags.apply(cfg); err != nil {
@@ -190,4 +202,57 @@ func apiRateLimit(cfg config, m *metrics) echo.MiddlewareFunc {
 	m.keys = lim.keys
 	m.mu.Unlock()
 	return lim.middleware()
+}
+
+// parseCORSOrigins parses a comma-separated list of origins
+// ("https://app.example.com, http://localhost:3000"): each a scheme (http
+// or https) and a host with an optional port, nothing after it, or "*" for
+// any origin. Empty entries are skipped; an empty list turns CORS off.
+func parseCORSOrigins(s string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+			continue
+		case f == "*":
+			out = append(out, f)
+			continue
+		}
+		u, err := url.Parse(f)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.ContainsAny(f, "*?#") {
+			return nil, fmt.Errorf("origin %q: want a scheme and a host such as https://app.example.com, without a path, or *", f)
+		}
+		// Browsers send the origin in lower case, without a default port.
+		out = append(out, strings.ToLower(f))
+	}
+	return out, nil
+}
+
+// apiCORSMaxAge is how long, in seconds, a browser may cache a preflight's
+// answer (Access-Control-Max-Age).
+const apiCORSMaxAge = 600
+
+// apiCORS returns the middleware that lets pages from origins call /api/
+// from a browser (Echo's CORS middleware): a preflight (OPTIONS) from an
+// allowed origin is answered 204 with the methods the API answers (GET,
+// HEAD, POST) and the request header it reads (Content-Type), and every
+// API response to that origin exposes the rate limit's RateLimit,
+// RateLimit-Policy and Retry-After to the page. No credentials are
+// allowed: the API uses none. A request from another origin, and every
+// request outside /api/, gets no CORS headers. With no origins it passes
+// every request through.
+func apiCORS(origins []string) echo.MiddlewareFunc {
+	if len(origins) == 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	return middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper:       func(c echo.Context) bool { return !isAPI(c.Request().URL.Path) },
+		AllowOrigins:  origins,
+		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		AllowHeaders:  []string{echo.HeaderContentType},
+		ExposeHeaders: []string{"RateLimit", "RateLimit-Policy", echo.HeaderRetryAfter},
+		MaxAge:        apiCORSMaxAge,
+	})
 }
