@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -186,5 +188,39 @@ func TestPageErrorsStayPlainText(t *testing.T) {
 		if rec.Code != tt.status || !strings.HasPrefix(rec.Header().Get(echo.HeaderContentType), echo.MIMETextPlain) {
 			t.Errorf("%s %s: %d %q; want %d as plain text", tt.method, tt.target, rec.Code, rec.Header().Get(echo.HeaderContentType), tt.status)
 		}
+	}
+}
+
+// TestREADMEErrorExample: the README's 422 is what the API answers for
+// the same input.
+func TestREADMEErrorExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "Every API error (400, 404, 405")
+	if !ok {
+		t.Fatal("the README does not describe the API's errors")
+	}
+	_, block, ok := strings.Cut(rest, "```http\n")
+	block, _, closed := strings.Cut(block, "```")
+	head, body, split := strings.Cut(block, "\n\n")
+	if !ok || !closed || !split {
+		t.Fatal("no ```http block with a body after the API's errors")
+	}
+	rec := post(t, "/api/v1/calc", "application/json", `{"capacity": 100, "clients": 10, "p95": 5, "p99": 2}`)
+	checkProblem(t, rec, http.StatusUnprocessableEntity, "p99")
+	if want := "HTTP/1.1 422 Unprocessable Entity\nContent-Type: " + mimeProblemJSON; head != want {
+		t.Errorf("the README's head\n%s\nwant\n%s", head, want)
+	}
+	var got, want any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(body), &want); err != nil {
+		t.Fatalf("the README's body is not JSON: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the API answers\n%s\nthe README shows\n%s", rec.Body, body)
 	}
 }
