@@ -331,7 +331,7 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 				as[i].Cost = a.cost
 			}
 			if len(probs) < maxProblems && a.hasAt && a.at >= 0 && a.at <= maxSeconds && (!a.hasCost || as[i].Cost == a.cost) && len(a.key) <= algorithms.MaxKey &&
-				a.tier == "" && a.method == "" && a.path == "" {
+				a.route == nil {
 				continue // nothing to say: the common case, without naming the field
 			}
 			f := fmt.Sprintf("arrivals[%d]", i)
@@ -348,7 +348,7 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 			if len(a.key) > algorithms.MaxKey {
 				probs = append(probs, fieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.key), algorithms.MaxKey)})
 			}
-			for _, pf := range []struct{ name, v string }{{"tier", a.tier}, {"method", a.method}, {"path", a.path}} {
+			for _, pf := range []struct{ name, v string }{{"tier", a.tier()}, {"method", a.method()}, {"path", a.path()}} {
 				if pf.v != "" {
 					probs = append(probs, fieldProblem{Field: f + "." + pf.name, Message: fmt.Sprintf("%s.%s: only with a policy; one limiter has no tiers or endpoints", f, pf.name)})
 				}
@@ -734,12 +734,13 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		run.requests = make([]engine.Request, len(req.arrivals))
 		for i, a := range req.arrivals {
 			q := &run.requests[i]
+			tierName, method, path := a.tier(), a.method(), a.path()
 			if len(probs) < maxProblems && a.hasAt && a.at >= 0 && a.at <= maxSeconds && !a.hasCost && len(a.key) <= algorithms.MaxKey &&
-				len(a.tier) <= algorithms.MaxKey && len(a.method) <= algorithms.MaxKey && len(a.path) <= maxPath &&
-				(a.path == "" || a.path[0] == '/' && !strings.ContainsAny(a.path, "?#")) {
-				if _, ok := tier(a.tier); a.tier == "" || ok {
+				len(tierName) <= algorithms.MaxKey && len(method) <= algorithms.MaxKey && len(path) <= maxPath &&
+				(path == "" || path[0] == '/' && !strings.ContainsAny(path, "?#")) {
+				if _, ok := tier(tierName); tierName == "" || ok {
 					// Nothing to say: the common case, without naming the field.
-					*q = engine.Request{At: fromSeconds(a.at), Key: a.key, Tier: a.tier, Method: a.method, Path: a.path}
+					*q = engine.Request{At: fromSeconds(a.at), Key: a.key, Tier: tierName, Method: method, Path: path}
 					continue
 				}
 			}
@@ -755,23 +756,23 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 			for _, s := range []struct {
 				name, v string
 				most    int
-			}{{"key", a.key, algorithms.MaxKey}, {"tier", a.tier, algorithms.MaxKey}, {"method", a.method, algorithms.MaxKey}, {"path", a.path, maxPath}} {
+			}{{"key", a.key, algorithms.MaxKey}, {"tier", tierName, algorithms.MaxKey}, {"method", method, algorithms.MaxKey}, {"path", path, maxPath}} {
 				if len(s.v) > s.most {
 					probs = append(probs, fieldProblem{Field: f + "." + s.name, Message: fmt.Sprintf("%s.%s: %d bytes is too long; want at most %d", f, s.name, len(s.v), s.most)})
 				}
 			}
-			if a.path != "" && (a.path[0] != '/' || strings.ContainsAny(a.path, "?#")) && len(a.path) <= maxPath {
-				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(a.path))})
+			if path != "" && (path[0] != '/' || strings.ContainsAny(path, "?#")) && len(path) <= maxPath {
+				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(path))})
 			}
-			if a.tier != "" && len(a.tier) <= algorithms.MaxKey {
-				if _, ok := tier(a.tier); !ok {
-					probs = append(probs, notTier(f+".tier", a.tier))
+			if tierName != "" && len(tierName) <= algorithms.MaxKey {
+				if _, ok := tier(tierName); !ok {
+					probs = append(probs, notTier(f+".tier", tierName))
 				}
 			}
 			if len(probs) >= maxProblems {
 				break
 			}
-			*q = engine.Request{At: q.At, Key: a.key, Tier: a.tier, Method: a.method, Path: a.path}
+			*q = engine.Request{At: q.At, Key: a.key, Tier: tierName, Method: method, Path: path}
 		}
 	}
 	if len(probs) > 0 {

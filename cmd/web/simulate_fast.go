@@ -371,6 +371,7 @@ func (f *fastBody) arrivals(req *simulateRequest, maxArrivals int, contentLength
 	req.hasArrivals = true
 	req.arrivals = []arrivalIn{}
 	in := interner{}
+	var routes routeSlab
 	for i := 0; ; i++ {
 		f.ensure(arrivalLimit)
 		c := f.ws()
@@ -398,7 +399,7 @@ func (f *fastBody) arrivals(req *simulateRequest, maxArrivals int, contentLength
 			req.arrivals = append(make([]arrivalIn, 0, n), req.arrivals...)
 		}
 		start := f.pos
-		a, ok := f.arrival(in)
+		a, ok := f.arrival(in, &routes)
 		if !ok || f.pos-start > arrivalLimit || !a.hasAt || secondsIn("", a.at, 0, maxSeconds) != nil {
 			return false
 		}
@@ -409,16 +410,18 @@ func (f *fastBody) arrivals(req *simulateRequest, maxArrivals int, contentLength
 }
 
 // arrival reads one arrival object.
-func (f *fastBody) arrival(in interner) (a arrivalIn, ok bool) {
+func (f *fastBody) arrival(in interner, routes *routeSlab) (a arrivalIn, ok bool) {
 	if f.ws() != '{' {
 		return a, false
 	}
 	f.pos++
 	var seen uint8
+	var tier, method, path string
 	for first := true; ; first = false {
 		c := f.ws()
 		if c == '}' {
 			f.pos++
+			a.route = routes.route(tier, method, path)
 			return a, true
 		}
 		if !first {
@@ -458,11 +461,11 @@ func (f *fastBody) arrival(in interner) (a arrivalIn, ok bool) {
 		case "key":
 			dst, bit = &a.key, hasKey
 		case "tier":
-			dst, bit = &a.tier, hasTier
+			dst, bit = &tier, hasTier
 		case "method":
-			dst, bit = &a.method, hasMethod
+			dst, bit = &method, hasMethod
 		case "path":
-			dst, bit = &a.path, hasPath
+			dst, bit = &path, hasPath
 		default:
 			return a, false
 		}
