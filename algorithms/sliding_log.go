@@ -152,22 +152,24 @@ func (l *SlidingLog) expire(s *slidingLogState, now time.Duration) (emptied bool
 // Allow implements Limiter.
 func (l *SlidingLog) Allow(key string, now time.Duration, cost int64) Decision {
 	i, fresh := l.logs.slot(key)
-	d := l.allow(&l.logs.states[i], now, cost)
+	d := l.allow(&l.logs.states[i], now, cost, &l.logs.latest)
 	if fresh {
 		l.logs.file(i, l.due(&l.logs.states[i]))
 	}
 	return d
 }
 
-func (l *SlidingLog) allow(s *slidingLogState, now time.Duration, cost int64) Decision {
+// allow decides on s; when expiring entries leaves s rested it moves
+// *latest (the table's, for Reclaim) up to now, if latest is not nil.
+func (l *SlidingLog) allow(s *slidingLogState, now time.Duration, cost int64, latest *time.Duration) Decision {
 	lag, last := time.Duration(0), time.Duration(0)
 	if s.n > 0 {
 		if last = l.lastAt(s); now < last {
 			lag, now = last-now, last
 		}
 	}
-	if l.expire(s, now) && now > l.logs.latest {
-		l.logs.latest = now
+	if l.expire(s, now) && latest != nil && now > *latest {
+		*latest = now
 	}
 	used := s.total - s.base
 	reset := time.Duration(0)

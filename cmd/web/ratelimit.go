@@ -12,7 +12,7 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/headers"
-	"github.com/ratelab/ratelab/internal/shardlimit"
+	"github.com/ratelab/ratelab/internal/keylimit"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -56,10 +56,9 @@ const (
 //
 // The limiter itself reads no clock: apiLimiter owns the clock (time.Now
 // unless a test injects one) and passes the time since its start to every
-// decision. It is safe for concurrent use: the keys are sharded across
-// limiters with a lock each (package shardlimit), so clients in different
-// shards are decided on different cores at once, and a key's decisions are
-// those of one limiter.
+// decision. It is safe for concurrent use: each key has its own state and
+// lock (package keylimit), so different clients are decided on different
+// cores at once, and a key's decisions are those of one limiter.
 type apiLimiter struct {
 	spec algorithms.Spec
 	// name is the limit's name in its headers; scope says which requests
@@ -75,7 +74,7 @@ type apiLimiter struct {
 	// refill.
 	policy string
 
-	lim *shardlimit.Limiter
+	lim *keylimit.Limiter
 }
 
 // newAPILimiter returns the API's limiter for spec, which must be a
@@ -112,7 +111,7 @@ func newLimiter(name string, scope func(*http.Request) bool, what string, spec a
 	if spec.Algorithm != algorithms.NameTokenBucket && spec.Algorithm != algorithms.NameGCRA {
 		return nil, fmt.Errorf("api-algorithm: %q; want token_bucket or gcra", spec.Algorithm)
 	}
-	lim, err := shardlimit.New(spec, shardlimit.Options{ReclaimInterval: reclaimInterval, ReclaimMinKeys: reclaimMinKeys})
+	lim, err := keylimit.New(spec, keylimit.Options{ReclaimInterval: reclaimInterval, ReclaimMinKeys: reclaimMinKeys})
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +136,8 @@ func (l *apiLimiter) allow(key string) (algorithms.Decision, time.Duration) { re
 
 // allowN decides n units of quota for key now; for an admitted request it
 // also returns how long until the key has more quota (headers.UntilMore),
-// read in the same instant under the key's shard lock. Rested keys are
-// reclaimed when due (shardlimit's sweep by time and size threshold).
+// read in the same instant under the key's lock. Rested keys are
+// reclaimed when due (keylimit's sweep by time and size threshold).
 func (l *apiLimiter) allowN(key string, n int64) (algorithms.Decision, time.Duration) {
 	return l.lim.AllowN(key, l.now().Sub(l.start), n)
 }

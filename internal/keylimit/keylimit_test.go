@@ -1,4 +1,4 @@
-package shardlimit
+package keylimit
 
 import (
 	"fmt"
@@ -37,8 +37,8 @@ func schedule(seed uint64, n, keys int, step time.Duration, burst int64) []event
 	return evs
 }
 
-// TestSameDecisionsAsOneLimiter sends the same schedule through a sharded
-// limiter and a plain algorithms.Limiter and wants the same decision and
+// TestSameDecisionsAsOneLimiter sends the same schedule through a Limiter
+// and a plain algorithms.Limiter and wants the same decision and
 // the same time until more quota for every request, with many keys and
 // reclamation by time and by size on the way.
 func TestSameDecisionsAsOneLimiter(t *testing.T) {
@@ -49,10 +49,10 @@ func TestSameDecisionsAsOneLimiter(t *testing.T) {
 		events int
 		keys   int
 	}{
-		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 20, Burst: 40}, Options{Shards: 8, ReclaimInterval: time.Second, ReclaimMinKeys: 64}, 2 * time.Millisecond, 50000, 2000},
-		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 20, Burst: 40}, Options{Shards: 8, ReclaimInterval: time.Second, ReclaimMinKeys: 64}, 2 * time.Millisecond, 50000, 2000},
-		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.5, Burst: 3}, Options{Shards: 1}, 300 * time.Millisecond, 20000, 50},
-		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 3}, Options{Shards: 64}, 300 * time.Millisecond, 20000, 50},
+		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 20, Burst: 40}, Options{ReclaimInterval: time.Second, ReclaimMinKeys: 64}, 2 * time.Millisecond, 50000, 2000},
+		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 20, Burst: 40}, Options{ReclaimInterval: time.Second, ReclaimMinKeys: 64}, 2 * time.Millisecond, 50000, 2000},
+		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 0.5, Burst: 3}, Options{}, 300 * time.Millisecond, 20000, 50},
+		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 0.5, Burst: 3}, Options{}, 300 * time.Millisecond, 20000, 50},
 		{algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1000, Burst: 1}, Options{}, 10 * time.Microsecond, 50000, 5000},
 		{algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 1000, Burst: 1}, Options{ReclaimInterval: time.Millisecond}, 10 * time.Microsecond, 50000, 5000},
 	}
@@ -83,7 +83,7 @@ func TestSameDecisionsAsOneLimiter(t *testing.T) {
 				t.Fatalf("admitted %d of %d: the schedule tests nothing", admitted, tt.events)
 			}
 			if sh.Keys() > one.Keys() {
-				t.Errorf("keys: sharded %d, one limiter (never reclaimed) %d", sh.Keys(), one.Keys())
+				t.Errorf("keys: keylimit %d, one limiter (never reclaimed) %d", sh.Keys(), one.Keys())
 			}
 		})
 	}
@@ -94,7 +94,7 @@ func TestSameDecisionsAsOneLimiter(t *testing.T) {
 // admits exactly its burst.
 func TestConcurrentUse(t *testing.T) {
 	const burst, keys, goroutines, per = 5, 64, 8, 400
-	l, err := New(algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 1e-3, Burst: burst}, Options{Shards: 4, ReclaimInterval: time.Nanosecond, ReclaimMinKeys: 8})
+	l, err := New(algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 1e-3, Burst: burst}, Options{ReclaimInterval: time.Nanosecond, ReclaimMinKeys: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +151,8 @@ func TestReclaim(t *testing.T) {
 	}{
 		// Keys rest after burst/rate = 2 s; 12288 keys in 59 s are about
 		// 420 live at a time.
-		{"size threshold", Options{Shards: 16, ReclaimMinKeys: 4096}, 3 * 4096, 59 * time.Second, 4096},
-		{"one shard", Options{Shards: 1, ReclaimMinKeys: 4096}, 3 * 4096, 59 * time.Second, 4096},
-		{"by time", Options{Shards: 16, ReclaimInterval: 5 * time.Second, ReclaimMinKeys: 1 << 20}, 3 * 4096, 59 * time.Second, 7 * 208},
+		{"size threshold", Options{ReclaimMinKeys: 4096}, 3 * 4096, 59 * time.Second, 4096},
+		{"by time", Options{ReclaimInterval: 5 * time.Second, ReclaimMinKeys: 1 << 20}, 3 * 4096, 59 * time.Second, 7 * 208},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,17 +176,5 @@ func TestReclaim(t *testing.T) {
 func TestNewRejectsABadSpec(t *testing.T) {
 	if _, err := New(algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1}, Options{}); err == nil {
 		t.Error("burst 0: no error")
-	}
-}
-
-func TestShardsArePowersOfTwo(t *testing.T) {
-	for _, tt := range []struct{ in, want int }{{1, 1}, {2, 2}, {3, 4}, {17, 32}, {64, 64}} {
-		l, err := New(algorithms.Spec{Algorithm: algorithms.NameGCRA, Rate: 1, Burst: 1}, Options{Shards: tt.in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.Shards() != tt.want {
-			t.Errorf("Shards %d: got %d, want %d", tt.in, l.Shards(), tt.want)
-		}
 	}
 }

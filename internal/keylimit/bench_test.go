@@ -1,4 +1,4 @@
-package shardlimit
+package keylimit
 
 import (
 	"fmt"
@@ -35,8 +35,8 @@ var benchSpec = algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 100
 // BenchmarkConcurrent is the throughput of one decision with its clock
 // read, over 4096 keys, from GOMAXPROCS goroutines (run with -cpu 1,2):
 //
-//   - sharded: this package (decision and headers.UntilMore under one
-//     shard lock);
+//   - cells: this package (decision and headers.UntilMore under the
+//     key's cell lock);
 //   - one-mutex: one algorithms.Limiter behind one mutex, as the server
 //     had before;
 //   - xrate-syncmap: a golang.org/x/time/rate.Limiter per key in a
@@ -67,7 +67,7 @@ func BenchmarkConcurrent(b *testing.B) {
 			sink.Add(x)
 		})
 	})
-	b.Run("sharded", func(b *testing.B) {
+	b.Run("cells", func(b *testing.B) {
 		l, err := New(benchSpec, Options{ReclaimInterval: time.Minute})
 		if err != nil {
 			b.Fatal(err)

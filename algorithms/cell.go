@@ -1,0 +1,98 @@
+package algorithms
+
+import (
+	"sync"
+	"time"
+)
+
+// A Cell is one key of a limiter kept on its own: the key's state with the
+// spec's decision rule, for callers that hold their keys in a structure of
+// their own, such as a concurrent map whose reads take no lock. A Cell
+// decides exactly as a Limiter of the same spec decides the one key whose
+// requests it gets; its zero state is the rested one, as a new key's.
+//
+// A Cell carries a mutex that its methods do not take: the caller locks it
+// around the decisions that must happen together (a decision and the wait
+// until more quota), and keeps a cell to one goroutine at a time.
+type Cell interface {
+	Lock()
+	Unlock()
+	// Allow decides a request of cost units at virtual time now, as
+	// Limiter.Allow does for the cell's key.
+	Allow(now time.Duration, cost int64) Decision
+	// Rested reports whether the cell would decide as a new one at now,
+	// which is when a Limiter's Reclaim drops a key.
+	Rested(now time.Duration) bool
+	// Retire marks the cell as dropped by its holder, and Retired reports
+	// it, so that a goroutine that found the cell before it was dropped
+	// looks the key up again instead of deciding on a cell nobody holds.
+	Retire()
+	Retired() bool
+}
+
+// Cells makes the Cells of one spec; build it with NewCells. Its New is
+// safe for concurrent use: the spec's parameters are shared, read only.
+type Cells struct {
+	spec Spec
+	make func() Cell
+}
+
+// NewCells returns the cell maker of spec (any algorithm), or the spec's
+// error.
+func NewCells(spec Spec) (Cells, error) {
+	lim, err := New(spec)
+	if err != nil {
+		return Cells{}, err
+	}
+	switch l := lim.(type) {
+	case *TokenBucket:
+		return cellsOf(spec, l.allow, l.rested), nil
+	case *GCRA:
+		return cellsOf(spec, l.allow, l.rested), nil
+	case *LeakyBucket:
+		return cellsOf(spec, l.allow, l.rested), nil
+	case *FixedWindow:
+		return cellsOf(spec, l.allow, l.rested), nil
+	case *SlidingLog:
+		// A cell has no table whose reclaim needs the latest expiry.
+		allow := func(s *slidingLogState, now time.Duration, cost int64) Decision { return l.allow(s, now, cost, nil) }
+		return cellsOf(spec, allow, l.rested), nil
+	default:
+		l2 := lim.(*SlidingWindow)
+		return cellsOf(spec, l2.allow, l2.rested), nil
+	}
+}
+
+// Spec returns the cells' algorithm and parameters.
+func (c Cells) Spec() Spec { return c.spec }
+
+// New returns a rested cell.
+func (c Cells) New() Cell { return c.make() }
+
+// cellRule is an algorithm's decision rule on one key's state S, shared
+// by all the cells of a Cells.
+type cellRule[S any] struct {
+	allow  func(s *S, now time.Duration, cost int64) Decision
+	rested func(s *S, now time.Duration) bool
+}
+
+func cellsOf[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, rested func(*S, time.Duration) bool) Cells {
+	rule := &cellRule[S]{allow: allow, rested: rested}
+	return Cells{spec: spec, make: func() Cell { return &cell[S]{rule: rule} }}
+}
+
+// cell is a Cell of state S: the lock beside the state, in one object, so
+// that a decision writes one allocation's lines.
+type cell[S any] struct {
+	sync.Mutex
+	retired bool
+	rule    *cellRule[S]
+	state   S
+}
+
+func (c *cell[S]) Allow(now time.Duration, cost int64) Decision {
+	return c.rule.allow(&c.state, now, cost)
+}
+func (c *cell[S]) Rested(now time.Duration) bool { return c.rule.rested(&c.state, now) }
+func (c *cell[S]) Retire()                       { c.retired = true }
+func (c *cell[S]) Retired() bool                 { return c.retired }
