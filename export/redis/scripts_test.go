@@ -250,6 +250,7 @@ func replay(t *testing.T, rdb goredis.UniversalClient, script *goredis.Script, s
 		pipe := rdb.Pipeline()
 		cmds := make([]*goredis.Cmd, len(seqs))
 		dries := make([]*goredis.Cmd, len(seqs))
+		ttls := make([][]*goredis.DurationCmd, len(seqs))
 		for i, s := range seqs {
 			if step < len(s.arrivals) {
 				// A dry run first: it must answer as the real run and
@@ -257,6 +258,14 @@ func replay(t *testing.T, rdb goredis.UniversalClient, script *goredis.Script, s
 				a := s.arrivals[step]
 				dries[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, true)...)
 				cmds[i] = script.EvalSha(ctx, pipe, s.key, args(s.spec, a.cost, a.at, false)...)
+				// The scripts' TTLs are in Redis's own clock, the times in
+				// the sequence's: read the TTL the run set, then remove it,
+				// so that a slow (loaded) replay loses no state to real
+				// time passing while the sequence's time stands still.
+				for _, k := range s.key {
+					ttls[i] = append(ttls[i], pipe.PTTL(ctx, k))
+					pipe.Persist(ctx, k)
+				}
 			}
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
@@ -285,6 +294,16 @@ func replay(t *testing.T, rdb goredis.UniversalClient, script *goredis.Script, s
 			decisions++
 			if a.want.Allowed {
 				admitted++
+			}
+			if got := parse(v); got.allowed && a.cost > 0 {
+				// An admission keeps every key it wrote at least until
+				// the state is rested (the script adds a second); a cost
+				// of 0 writes nothing.
+				for j, c := range ttls[i] {
+					if ttl, err := c.Result(); err == nil && ttl != -2 && ttl < time.Duration(got.reset)*time.Microsecond {
+						t.Errorf("%s, sequence %d step %d: key %s kept %v, less than the %d µs until rested", s.spec, i, step, s.key[j], ttl, got.reset)
+					}
+				}
 			}
 			if msg := mismatch(parse(v), expect(a.want), tol); msg != "" {
 				failures++
