@@ -7,12 +7,18 @@ package golib_test
 // mapping says they are enforced as that bucket), the leaky bucket's
 // schedule for an x/time/rate queue.
 //
-// Arrivals follow algorithms/reference_test.go: against x/time/rate whole
-// milliseconds plus 137µs with intervals that are whole ms or thirds of a
-// second's multiples, so no wait is within float noise of the 1 ns edge;
-// against throttled any µs, with intervals of whole ns (throttled's own
-// integer arithmetic is then exact in ours); against redis_rate, on a real
-// redis-server that uses its own clock, a burst at one instant.
+// Arrivals follow conformance/golibs/reference_test.go: against
+// x/time/rate whole milliseconds plus 137µs with intervals that are whole
+// ms or thirds of a second's multiples, so no wait is within float noise
+// of the 1 ns edge; against throttled any µs, with intervals of whole ns
+// (throttled's own integer arithmetic is then exact in ours); against
+// redis_rate, on a real redis-server that uses its own clock, a burst at
+// one instant.
+//
+// This file stays in the main module: its imports are what keep throttled
+// and redis_rate in go.mod and go.sum, which redistest.Compile copies to
+// build the generated files (TestRenderCompiles, the differential and
+// header tests) offline.
 
 import (
 	"context"

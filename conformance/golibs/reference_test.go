@@ -1,4 +1,4 @@
-package algorithms_test
+package golibs_test
 
 // Differential tests against the reference libraries (see
 // /work/shared/reference/algorithm-semantics.md §1, §2, §4, §12–§14):
