@@ -9,6 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/internal/cputime"
 )
 
 // Every decision benchmark offers the same stream: one request every 1.37 ms
@@ -100,13 +101,13 @@ func BenchmarkDecide(b *testing.B) {
 				allow()
 			}
 			b.ReportAllocs()
-			allowed, cpu := 0, cpuTime()
+			allowed, cpu := 0, cputime.Self()
 			for b.Loop() {
 				if allow() {
 					allowed++
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Self()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(allowed)/float64(b.N), "admitted/op")
 		})
 		for _, spec := range benchSpecs() {
@@ -121,14 +122,14 @@ func BenchmarkDecide(b *testing.B) {
 					lim.Allow(key, at, 1)
 				}
 				b.ReportAllocs()
-				allowed, cpu := 0, cpuTime()
+				allowed, cpu := 0, cputime.Self()
 				for b.Loop() {
 					key, at := next.arrival(names)
 					if lim.Allow(key, at, 1).Allowed {
 						allowed++
 					}
 				}
-				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(cputime.Self()-cpu)/float64(b.N), "cpu-ns/op")
 				b.ReportMetric(float64(allowed)/float64(b.N), "admitted/op")
 			})
 		}
@@ -181,7 +182,7 @@ func BenchmarkSimulate(b *testing.B) {
 		for _, spec := range benchSpecs() {
 			b.Run(fmt.Sprintf("%s/%s/bare", c.name, spec.Algorithm), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu := cpuTime()
+				cpu := cputime.Self()
 				for b.Loop() {
 					lim, _ := algorithms.New(spec)
 					for i := range arrivals {
@@ -190,7 +191,7 @@ func BenchmarkSimulate(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arrivals)), "ns/arrival")
-				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
+				b.ReportMetric(float64(cputime.Self()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
 			})
 			b.Run(fmt.Sprintf("%s/%s/simulate", c.name, spec.Algorithm), func(b *testing.B) {
 				sim := algorithms.Simulation{
@@ -198,14 +199,14 @@ func BenchmarkSimulate(b *testing.B) {
 					Traffic: algorithms.Traffic{Arrivals: arrivals},
 				}
 				b.ReportAllocs()
-				cpu := cpuTime()
+				cpu := cputime.Self()
 				for b.Loop() {
 					if _, err := algorithms.Simulate(sim); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arrivals)), "ns/arrival")
-				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
+				b.ReportMetric(float64(cputime.Self()-cpu)/float64(b.N*len(arrivals)), "cpu-ns/arrival")
 			})
 		}
 	}

@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/internal/cputime"
 )
 
 // benchLines is the size of the benchmark's log: about 260 bytes a line.
@@ -33,8 +33,8 @@ func BenchmarkMeasureVsAwk(b *testing.B) {
 	b.Run("measure", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
-		cpu0 := cpuTime(syscall.RUSAGE_SELF)
-		defer func() { reportCPU(b, cpuTime(syscall.RUSAGE_SELF)-cpu0) }()
+		cpu0 := cputime.Self()
+		defer func() { reportCPU(b, cputime.Self()-cpu0) }()
 		var clients int
 		for b.Loop() {
 			f, err := os.Open(path)
@@ -61,8 +61,8 @@ func BenchmarkMeasureVsAwk(b *testing.B) {
 		}
 		b.SetBytes(size)
 		b.ReportAllocs()
-		cpu0 := cpuTime(syscall.RUSAGE_CHILDREN)
-		defer func() { reportCPU(b, cpuTime(syscall.RUSAGE_CHILDREN)-cpu0) }()
+		cpu0 := cputime.Children()
+		defer func() { reportCPU(b, cputime.Children()-cpu0) }()
 		var clients int
 		for b.Loop() {
 			out, err := exec.Command(awk, `{c[$1]++} END {for (k in c) n++; print n}`, path).Output()
@@ -76,17 +76,6 @@ func BenchmarkMeasureVsAwk(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchLines, "ns/line")
 		b.ReportMetric(float64(clients), "clients")
 	})
-}
-
-// cpuTime is the user and system CPU time of who (RUSAGE_SELF, or
-// RUSAGE_CHILDREN for the awk processes waited for): on a loaded machine
-// it shows the work done, which the wall time does not.
-func cpuTime(who int) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(who, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportCPU reports cpu, the CPU time of b's loop, per line.

@@ -4,12 +4,11 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/algorithms"
+	"github.com/ratelab/ratelab/internal/cputime"
 	"github.com/ratelab/ratelab/measure"
 	"github.com/ratelab/ratelab/policy"
 )
@@ -40,8 +39,8 @@ func BenchmarkMeasureReplay(b *testing.B) {
 	cfg := accesslog.Config{TierExtra: 1}
 	run := func(b *testing.B, p *policy.Policy, sharded bool) {
 		b.SetBytes(int64(len(log)))
-		cpu0 := cpuTime()
-		defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
+		cpu0 := cputime.Self()
+		defer func() { b.ReportMetric(float64((cputime.Self()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
 		for b.Loop() {
 			var x *Replayer
 			var mo measure.Options
@@ -70,15 +69,4 @@ func BenchmarkMeasureReplay(b *testing.B) {
 	b.Run("replay-sharded", func(b *testing.B) { run(b, &perClient, true) })
 	b.Run("replay-each", func(b *testing.B) { run(b, &perClient, false) })
 	b.Run("replay-global-sharded", func(b *testing.B) { run(b, &global, true) })
-}
-
-// cpuTime is the process's user and system CPU time so far: on a loaded
-// machine it shows the work a benchmark did, which its wall time does
-// not.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
