@@ -1,20 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
-	"maps"
+	"io"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	runtimemetrics "runtime/metrics"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the request
@@ -26,40 +27,129 @@ var durationBuckets = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 // random URLs adds one series, not one per URL.
 const unmatchedRoute = "unmatched"
 
-// metrics counts what the server does and writes it in the Prometheus text
-// exposition format (version 0.0.4), by hand: a few counters and one
-// histogram need no client library. Labels are bounded: the route is the
-// pattern that matched (c.Path(), "/static/*"), never the raw URL, and
-// unknown methods share one label. Safe for concurrent use.
+// metrics counts what the server does, in a registry of its own (not
+// client_golang's global one, so every server a test builds starts from
+// zero), and serves it at /metrics through promhttp. The families:
+//
+//   - http_requests_total (counter; route, method, code): requests answered.
+//   - http_request_duration_seconds (histogram; route; durationBuckets):
+//     seconds from receiving a request to the end of its response.
+//   - ratelab_ratelimit_rejected_total (counter; route): the API rate
+//     limit's 429s.
+//   - ratelab_ratelimit_keys (gauge, read at scrape time): client keys the
+//     API rate limit tracks, 0 when it is off.
+//   - ratelab_build_info (gauge, always 1; version, revision, goversion).
+//   - go_gc_cycles_total (counter, read at scrape time): completed GC cycles.
+//   - go_* from the Go collector (go_goroutines, go_memstats_*, go_info, …)
+//     and process_* from the process collector (CPU seconds, resident
+//     memory, open file descriptors, …).
+//
+// Labels are bounded: the route is the pattern that matched (c.Path(),
+// "/static/*"), never the raw URL, and unknown methods share one label.
+// Safe for concurrent use.
 type metrics struct {
-	mu        sync.Mutex
-	requests  map[requestLabels]uint64
-	durations map[string]*histogram // by route
-	rejects   map[string]uint64     // the API rate limit's 429s, by route
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	rejects   *prometheus.CounterVec
+	serve     http.Handler
 
+	mu sync.Mutex
 	// keys reports how many client keys the API rate limit tracks; nil
-	// when the limit is off.
+	// when the limit is off. Guarded by mu.
 	keys func() int
 }
 
-type requestLabels struct {
-	route, method string
-	code          int
-}
-
-// histogram counts observations per bucket (not cumulative; the writer
-// sums them) plus one overflow bucket for +Inf.
-type histogram struct {
-	counts [len(durationBuckets) + 1]uint64
-	sum    float64
-}
-
 func newMetrics() *metrics {
-	return &metrics{
-		requests:  map[requestLabels]uint64{},
-		durations: map[string]*histogram{},
-		rejects:   map[string]uint64{},
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "http_request_duration_seconds",
+			Help:    "Time from receiving a request to the end of its response, by route pattern.",
+			Buckets: durationBuckets[:],
+		}, []string{"route"}),
+		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ratelab_ratelimit_rejected_total",
+			Help: "Requests the API's own rate limit answered with 429, by route pattern.",
+		}, []string{"route"}),
 	}
+	version, revision, goVersion := buildInfoLabels(debug.ReadBuildInfo())
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "ratelab_build_info",
+		Help:        "Always 1; the labels name the running build: main module version, VCS revision and Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion},
+	})
+	buildInfo.Set(1)
+	m.reg.MustRegister(
+		m.requests,
+		m.durations,
+		m.rejects,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ratelab_ratelimit_keys",
+			Help: "Client keys (addresses) the API's rate limit currently tracks.",
+		}, m.limiterKeys),
+		buildInfo,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "go_gc_cycles_total",
+			Help: "Completed garbage collection cycles.",
+		}, gcCycles),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	// The server's compress middleware encodes /metrics like every other
+	// dynamic response (brotli or gzip, as the client prefers); promhttp
+	// compressing first would leave it nothing to do and ignore brotli.
+	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{DisableCompression: true})
+	return m
+}
+
+// buildInfoLabels returns the ratelab_build_info labels from a
+// debug.ReadBuildInfo result: the main module's version ("(devel)" when
+// empty), its vcs.revision setting ("unknown" when absent) and the Go
+// version it was built with (the running one without build info).
+func buildInfoLabels(bi *debug.BuildInfo, ok bool) (version, revision, goVersion string) {
+	version, revision, goVersion = "(devel)", "unknown", runtime.Version()
+	if !ok || bi == nil {
+		return "unknown", revision, goVersion
+	}
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			revision = s.Value
+		}
+	}
+	if bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	return version, revision, goVersion
+}
+
+// limiterKeys is the value of ratelab_ratelimit_keys at scrape time.
+func (m *metrics) limiterKeys() float64 {
+	m.mu.Lock()
+	keys := m.keys
+	m.mu.Unlock()
+	if keys == nil {
+		return 0
+	}
+	return float64(keys())
+}
+
+// gcCycles reads the completed GC cycles with runtime/metrics, which
+// (unlike runtime.ReadMemStats) does not stop the world.
+func gcCycles() float64 {
+	s := []runtimemetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	runtimemetrics.Read(s)
+	if s[0].Value.Kind() != runtimemetrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64())
 }
 
 // routeLabel is the route label of a request: its route pattern.
@@ -105,19 +195,10 @@ func (m *metrics) middleware() echo.MiddlewareFunc {
 	}
 }
 
+// observe counts one request answered with code after d.
 func (m *metrics) observe(route, method string, code int, d time.Duration) {
-	s := d.Seconds()
-	i, _ := slices.BinarySearch(durationBuckets[:], s)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.requests[requestLabels{route, method, code}]++
-	h := m.durations[route]
-	if h == nil {
-		h = &histogram{}
-		m.durations[route] = h
-	}
-	h.counts[i]++
-	h.sum += s
+	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.durations.WithLabelValues(route).Observe(d.Seconds())
 }
 
 // rejected counts one request the API rate limit refused on route (a route
@@ -126,142 +207,29 @@ func (m *metrics) rejected(route string) {
 	if route == "" {
 		route = unmatchedRoute
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.rejects[route]++
+	m.rejects.WithLabelValues(route).Inc()
 }
 
-// handler serves GET /metrics.
+// handler serves GET /metrics: promhttp, which answers in the format the
+// scraper's Accept asks for (the text format by default), never cached.
 func (m *metrics) handler(c echo.Context) error {
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	c.Response().WriteHeader(http.StatusOK)
-	w := bufio.NewWriter(c.Response())
-	m.write(w)
-	return w.Flush()
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	m.serve.ServeHTTP(c.Response(), c.Request())
+	return nil
 }
 
-// runtimeSamples are the Go runtime figures /metrics reports, read with
-// runtime/metrics, which (unlike runtime.ReadMemStats) does not stop the
-// world.
-var runtimeSamples = []struct {
-	name, help, typ, key string
-}{
-	{"go_goroutines", "Goroutines that currently exist.", "gauge", "/sched/goroutines:goroutines"},
-	{"go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", "gauge", "/memory/classes/heap/objects:bytes"},
-	{"go_memstats_sys_bytes", "Bytes of memory obtained from the operating system.", "gauge", "/memory/classes/total:bytes"},
-	{"go_gc_cycles_total", "Completed garbage collection cycles.", "counter", "/gc/cycles/total:gc-cycles"},
+// write writes every metric of the registry to w in the text exposition
+// format (version 0.0.4), families sorted by name.
+func (m *metrics) write(w io.Writer) error {
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		return err
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
-
-// write writes every metric in the text exposition format, sorted so the
-// output is stable.
-func (m *metrics) write(w *bufio.Writer) {
-	m.mu.Lock()
-	reqs := make([]requestLabels, 0, len(m.requests))
-	for k := range m.requests {
-		reqs = append(reqs, k)
-	}
-	slices.SortFunc(reqs, func(a, b requestLabels) int {
-		if c := strings.Compare(a.route, b.route); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.method, b.method); c != 0 {
-			return c
-		}
-		return a.code - b.code
-	})
-	counts := make([]uint64, len(reqs))
-	for i, k := range reqs {
-		counts[i] = m.requests[k]
-	}
-	routes := slices.Sorted(maps.Keys(m.durations))
-	hists := make([]histogram, len(routes))
-	for i, r := range routes {
-		hists[i] = *m.durations[r]
-	}
-	rejRoutes := slices.Sorted(maps.Keys(m.rejects))
-	rejCounts := make([]uint64, len(rejRoutes))
-	for i, r := range rejRoutes {
-		rejCounts[i] = m.rejects[r]
-	}
-	keysFn := m.keys
-	m.mu.Unlock()
-
-	metricHeader(w, "http_requests_total", "HTTP requests answered, by route pattern, method and status code.", "counter")
-	for i, k := range reqs {
-		fmt.Fprintf(w, "http_requests_total{route=%s,method=%s,code=\"%d\"} %d\n", labelValue(k.route), labelValue(k.method), k.code, counts[i])
-	}
-
-	metricHeader(w, "http_request_duration_seconds", "Time from receiving a request to the end of its response, by route pattern.", "histogram")
-	for i, r := range routes {
-		h := hists[i]
-		var cum, total uint64
-		for _, n := range h.counts {
-			total += n
-		}
-		for j, le := range durationBuckets {
-			cum += h.counts[j]
-			fmt.Fprintf(w, "http_request_duration_seconds_bucket{route=%s,le=%q} %d\n", labelValue(r), promFloat(le), cum)
-		}
-		fmt.Fprintf(w, "http_request_duration_seconds_bucket{route=%s,le=\"+Inf\"} %d\n", labelValue(r), total)
-		fmt.Fprintf(w, "http_request_duration_seconds_sum{route=%s} %s\n", labelValue(r), promFloat(h.sum))
-		fmt.Fprintf(w, "http_request_duration_seconds_count{route=%s} %d\n", labelValue(r), total)
-	}
-
-	metricHeader(w, "ratelab_ratelimit_rejected_total", "Requests the API's own rate limit answered with 429, by route pattern.", "counter")
-	for i, r := range rejRoutes {
-		fmt.Fprintf(w, "ratelab_ratelimit_rejected_total{route=%s} %d\n", labelValue(r), rejCounts[i])
-	}
-
-	keys := 0
-	if keysFn != nil {
-		keys = keysFn()
-	}
-	metricHeader(w, "ratelab_ratelimit_keys", "Client keys (addresses) the API's rate limit currently tracks.", "gauge")
-	fmt.Fprintf(w, "ratelab_ratelimit_keys %d\n", keys)
-
-	samples := make([]runtimemetrics.Sample, len(runtimeSamples))
-	for i, s := range runtimeSamples {
-		samples[i].Name = s.key
-	}
-	runtimemetrics.Read(samples)
-	for i, s := range runtimeSamples {
-		metricHeader(w, s.name, s.help, s.typ)
-		var v uint64
-		if samples[i].Value.Kind() == runtimemetrics.KindUint64 {
-			v = samples[i].Value.Uint64()
-		}
-		fmt.Fprintf(w, "%s %d\n", s.name, v)
-	}
-	metricHeader(w, "go_info", "Information about the Go environment.", "gauge")
-	fmt.Fprintf(w, "go_info{version=%s} 1\n", labelValue(runtime.Version()))
-}
-
-func metricHeader(w *bufio.Writer, name, help, typ string) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-}
-
-// labelValue quotes a label value as the exposition format wants: in
-// double quotes, with backslash, double quote and newline escaped.
-func labelValue(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// promFloat formats a sample value or bucket bound.
-func promFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -133,7 +133,7 @@ func TestAPIRateLimit(t *testing.T) {
 			if got := samples["ratelab_ratelimit_keys"]; got != 2 {
 				t.Errorf("keys: got %v, want 2", got)
 			}
-			if got := samples[`http_requests_total{route="/api/v1/calc",method="POST",code="429"}`]; got != 2 {
+			if got := samples[`http_requests_total{code="429",method="POST",route="/api/v1/calc"}`]; got != 2 {
 				t.Errorf("429s of /api/v1/calc: got %v, want 2", got)
 			}
 		})

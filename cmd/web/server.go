@@ -36,6 +36,7 @@ func newServer(cfg config) *echo.Echo {
 	e.Use(
 		m.middleware(), // outermost, so it sees the status the client got
 		securityHeaders(),
+		requestID(), // outside the logger, which logs the id
 		requestLogger(logger),
 		recoverPanics(),
 		apiCORS(cfg.corsOrigins), // before the limits, so a refusal carries CORS too
@@ -258,6 +259,7 @@ func requestLogger(logger *slog.Logger) echo.MiddlewareFunc {
 				slog.Int("status", status),
 				slog.Duration("latency", v.Latency),
 				slog.Int64("bytes", v.ResponseSize),
+				slog.String("request_id", requestIDOf(c)),
 			}
 			switch {
 			case status == statusClientClosed:
