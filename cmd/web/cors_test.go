@@ -136,8 +136,8 @@ func TestCORS(t *testing.T) {
 				}
 				return
 			}
-			if got := h.Get(echo.HeaderAccessControlExposeHeaders); got != "RateLimit,RateLimit-Policy,Retry-After" {
-				t.Errorf("Access-Control-Expose-Headers %q, want RateLimit,RateLimit-Policy,Retry-After", got)
+			if got := h.Get(echo.HeaderAccessControlExposeHeaders); got != "RateLimit,RateLimit-Policy,Retry-After,X-Request-Id" {
+				t.Errorf("Access-Control-Expose-Headers %q, want RateLimit,RateLimit-Policy,Retry-After,X-Request-Id", got)
 			}
 		})
 	}

@@ -239,7 +239,8 @@ const apiCORSMaxAge = 600
 // allowed origin is answered 204 with the methods the API answers (GET,
 // HEAD, POST) and the request header it reads (Content-Type), and every
 // API response to that origin exposes the rate limit's RateLimit,
-// RateLimit-Policy and Retry-After to the page. No credentials are
+// RateLimit-Policy and Retry-After, and the X-Request-Id that names the
+// request in the server's log, to the page. No credentials are
 // allowed: the API uses none. A request from another origin, and every
 // request outside /api/, gets no CORS headers. With no origins it passes
 // every request through.
@@ -252,7 +253,7 @@ func apiCORS(origins []string) echo.MiddlewareFunc {
 		AllowOrigins:  origins,
 		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPost},
 		AllowHeaders:  []string{echo.HeaderContentType},
-		ExposeHeaders: []string{"RateLimit", "RateLimit-Policy", echo.HeaderRetryAfter},
+		ExposeHeaders: []string{"RateLimit", "RateLimit-Policy", echo.HeaderRetryAfter, echo.HeaderXRequestID},
 		MaxAge:        apiCORSMaxAge,
 	})
 }
