@@ -269,7 +269,7 @@ func DesignForm(f FormView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" hx-trigger=\"input delay:30ms, change delay:30ms\" hx-target=\"#results\" hx-swap=\"outerHTML\" hx-sync=\"this:queue last\" hx-push-url=\"true\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" hx-trigger=\"input delay:10ms, change delay:10ms\" hx-target=\"#results\" hx-swap=\"outerHTML\" hx-sync=\"this:queue last\" hx-push-url=\"true\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
