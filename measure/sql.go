@@ -80,11 +80,15 @@ func PostgreSQL(t Table, windows []time.Duration) (string, error) {
 	return b.String(), nil
 }
 
-// ClickHouse returns a query that measures t in ClickHouse. It sorts each
-// window's rates into an array and takes element ⌈p·N⌉ (1-based), which is
-// nearest rank; ClickHouse's quantileExactLow is not, since it takes
-// 0-based element ⌊p·N⌋ (for 100 clients, p99 would be the 100th rate, not
-// the 99th).
+// ClickHouse returns a query that measures t in ClickHouse (its live test
+// runs it on 18.16, Debian 12's version). It sorts each window's rates into an array and
+// takes element ⌈p·N⌉ (1-based), which is nearest rank; ClickHouse's
+// quantileExactLow is not, since it takes 0-based element ⌊p·N⌋ (for 100
+// clients, p99 would be the 100th rate, not the 99th). It is written for
+// 18.16, which has no WITH name AS (subquery), so the steps are nested
+// subqueries, and where a NULL key passes the NOT IN of the empty string
+// and "-" (its test saw it counted as a client), so the key has its own
+// IS NOT NULL.
 func ClickHouse(t Table, windows []time.Duration) (string, error) {
 	q, err := t.quoted('`')
 	if err != nil {
@@ -106,24 +110,25 @@ func ClickHouse(t Table, windows []time.Duration) (string, error) {
 	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
 	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
 	b.WriteString("-- Percentiles across clients by nearest rank: element ceil(p * N) of the sorted rates.\n")
-	b.WriteString("WITH per_client AS (\n")
-	b.WriteString("  SELECT seconds, client, max(n) AS rate\n")
-	b.WriteString("  FROM (\n")
-	fmt.Fprintf(&b, "    SELECT seconds, toString(r.%s) AS client, %s AS slot, count() AS n\n", q.key, slot)
-	fmt.Fprintf(&b, "    FROM %s AS r\n", q.name)
-	fmt.Fprintf(&b, "    ARRAY JOIN [%s] AS seconds\n", strings.Join(list, ", "))
-	fmt.Fprintf(&b, "    WHERE r.%s IS NOT NULL AND client NOT IN ('', '-')\n", q.time)
-	b.WriteString("    GROUP BY seconds, client, slot\n")
-	b.WriteString("  )\n")
-	b.WriteString("  GROUP BY seconds, client\n")
-	b.WriteString(")\n")
 	b.WriteString("SELECT seconds AS window_seconds,\n")
 	b.WriteString("  count() AS clients,\n")
 	for _, p := range percentiles {
 		fmt.Fprintf(&b, "  arrayElement(arraySort(groupArray(rate)), toUInt64(greatest(1, ceil(%s * count())))) AS %s,\n", p.level, p.name)
 	}
 	b.WriteString("  max(rate) AS max\n")
-	b.WriteString("FROM per_client\n")
+	b.WriteString("FROM (\n")
+	b.WriteString("  -- per client: its busiest window\n")
+	b.WriteString("  SELECT seconds, client, max(n) AS rate\n")
+	b.WriteString("  FROM (\n")
+	b.WriteString("    -- per client and window: its requests\n")
+	fmt.Fprintf(&b, "    SELECT seconds, toString(r.%s) AS client, %s AS slot, count() AS n\n", q.key, slot)
+	fmt.Fprintf(&b, "    FROM %s AS r\n", q.name)
+	fmt.Fprintf(&b, "    ARRAY JOIN [%s] AS seconds\n", strings.Join(list, ", "))
+	fmt.Fprintf(&b, "    WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND client NOT IN ('', '-')\n", q.time, q.key)
+	b.WriteString("    GROUP BY seconds, client, slot\n")
+	b.WriteString("  )\n")
+	b.WriteString("  GROUP BY seconds, client\n")
+	b.WriteString(")\n")
 	b.WriteString("GROUP BY seconds\n")
 	b.WriteString("ORDER BY seconds\n")
 	return b.String(), nil

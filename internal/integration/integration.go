@@ -1,8 +1,8 @@
 // Package integration starts the real programs that integration tests run
-// against (nginx, haproxy, redis-server, postgres, chromium) and decides what
-// happens when one is missing: the test skips with a message naming the
-// Debian package to install, unless RATELAB_INTEGRATION=required (as in
-// .ci/run), where it fails.
+// against (nginx, haproxy, redis-server, postgres, clickhouse-server,
+// chromium) and decides what happens when one is missing: the test skips
+// with a message naming the Debian package to install, unless
+// RATELAB_INTEGRATION=required (as in .ci/run), where it fails.
 package integration
 
 import (
