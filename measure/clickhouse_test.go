@@ -198,22 +198,16 @@ func (ch *clickhouse) query(t *testing.T, sql string, body []byte) []string {
 func TestClickHouseLive(t *testing.T) {
 	ch := startClickHouse(t)
 
-	// The log and the same requests as rows (times in UTC), as in
-	// TestPostgreSQL, plus rows whose key is NULL, which the log cannot
-	// have and the query must not count as a client.
-	var log, rows bytes.Buffer
-	z := time.FixedZone("", 2*3600)
-	var line []byte
-	genEvents(40000, 400, 42, func(e *event) {
-		line = appendCombined(line[:0], e, z)
-		log.Write(line)
-		fmt.Fprintf(&rows, "%s,%s\n", e.at.Format(time.DateTime), e.key)
-	})
+	// The requests TestPostgreSQL uses, as a log and as rows, plus rows
+	// whose key is NULL, which the log cannot have and the query must not
+	// count as a client.
+	log, generated := sqlRequests()
+	rows := bytes.NewBuffer(slices.Clip(generated))
 	for i := range 50 {
-		fmt.Fprintf(&rows, "2024-06-01 12:00:%02d,\\N\n", i%3)
+		fmt.Fprintf(rows, "2024-06-01 12:00:%02d,\\N\n", i%3)
 	}
-	windows := []time.Duration{time.Second, 10 * time.Second, time.Minute}
-	res, err := Measure(context.Background(), &log, accesslog.Config{Key: accesslog.Key{Kind: accesslog.KeyHeader, Name: "X-API-Key"}}, Options{Windows: windows})
+	windows := sqlWindows
+	res, err := Measure(context.Background(), bytes.NewReader(log), accesslog.Config{Key: accesslog.Key{Kind: accesslog.KeyHeader, Name: "X-API-Key"}}, Options{Windows: windows})
 	if err != nil {
 		t.Fatal(err)
 	}

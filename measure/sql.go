@@ -134,6 +134,59 @@ func ClickHouse(t Table, windows []time.Duration) (string, error) {
 	return b.String(), nil
 }
 
+// DuckDB returns a query that measures t in DuckDB (its live test, in
+// conformance/duckdb, runs it on the version that module's driver
+// bundles). DuckDB matches quoted names case-insensitively, unlike
+// PostgreSQL and ClickHouse. A timestamp's Unix seconds are epoch(), which
+// takes a TIMESTAMP as UTC. Its quantile_disc is nearest rank computed
+// without float64's rounding (of 1…100, its 0.07 quantile is 7, where
+// ⌈0.07·100⌉ in float64 is 8, as in Percentile and PostgreSQL's
+// percentile_disc), so the query sorts each window's rates into a list and
+// takes element ⌈p·N⌉ (1-based) with p a DOUBLE: as a DECIMAL literal,
+// 0.07·100 would be exactly 7 too.
+func DuckDB(t Table, windows []time.Duration) (string, error) {
+	q, err := t.quoted('"')
+	if err != nil {
+		return "", err
+	}
+	secs, err := windowSeconds(windows)
+	if err != nil {
+		return "", err
+	}
+	values := make([]string, len(secs))
+	for i, s := range secs {
+		values[i] = "(" + strconv.FormatInt(s, 10) + ")"
+	}
+	slot := fmt.Sprintf("floor(epoch(r.%s) / w.seconds)", q.time)
+	if t.TimeIsEpoch {
+		slot = fmt.Sprintf("floor(CAST(r.%s AS DOUBLE) / w.seconds)", q.time)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
+	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
+	b.WriteString("-- Percentiles across clients by nearest rank: element ceil(p * N) of the sorted rates.\n")
+	fmt.Fprintf(&b, "WITH windows (seconds) AS (VALUES %s),\n", strings.Join(values, ", "))
+	b.WriteString("per_window AS (\n")
+	fmt.Fprintf(&b, "  SELECT w.seconds, CAST(r.%s AS VARCHAR) AS client, %s AS slot, count(*) AS n\n", q.key, slot)
+	fmt.Fprintf(&b, "  FROM %s AS r CROSS JOIN windows AS w\n", q.name)
+	fmt.Fprintf(&b, "  WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND CAST(r.%s AS VARCHAR) NOT IN ('', '-')\n", q.time, q.key, q.key)
+	b.WriteString("  GROUP BY 1, 2, 3\n")
+	b.WriteString("),\n")
+	b.WriteString("per_client AS (\n")
+	b.WriteString("  SELECT seconds, client, max(n) AS rate FROM per_window GROUP BY 1, 2\n")
+	b.WriteString(")\n")
+	b.WriteString("SELECT seconds AS window_seconds,\n")
+	b.WriteString("  count(*) AS clients,\n")
+	for _, p := range percentiles {
+		fmt.Fprintf(&b, "  list_sort(list(rate))[CAST(ceil(CAST(%s AS DOUBLE) * count(*)) AS BIGINT)] AS %s,\n", p.level, p.name)
+	}
+	b.WriteString("  max(rate) AS max\n")
+	b.WriteString("FROM per_client\n")
+	b.WriteString("GROUP BY seconds\n")
+	b.WriteString("ORDER BY seconds;\n")
+	return b.String(), nil
+}
+
 var percentiles = []struct{ level, name string }{{"0.5", "p50"}, {"0.95", "p95"}, {"0.99", "p99"}}
 
 type quotedTable struct{ name, time, key string }

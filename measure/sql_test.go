@@ -72,8 +72,42 @@ func TestPostgreSQLText(t *testing.T) {
 	}
 }
 
+// TestDuckDBText checks the parts of DuckDB's query that differ from
+// PostgreSQL's; conformance/duckdb runs it on a real DuckDB.
+func TestDuckDBText(t *testing.T) {
+	tests := []struct {
+		name  string
+		table Table
+		want  []string
+	}{
+		{"timestamp", Table{Name: "logs.Requests", Time: "ts", Key: "api_key"}, []string{
+			`WITH windows (seconds) AS (VALUES (1), (60)),`,
+			`floor(epoch(r."ts") / w.seconds) AS slot`,
+			`FROM "logs"."Requests" AS r CROSS JOIN windows AS w`,
+			`CAST(r."api_key" AS VARCHAR) NOT IN ('', '-')`,
+			`list_sort(list(rate))[CAST(ceil(CAST(0.95 AS DOUBLE) * count(*)) AS BIGINT)] AS p95,`,
+		}},
+		{"epoch", Table{Name: "t", Time: "at", Key: "ip", TimeIsEpoch: true}, []string{
+			`floor(CAST(r."at" AS DOUBLE) / w.seconds) AS slot`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DuckDB(tt.table, []time.Duration{time.Minute, time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("query lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
 // TestSQLNames checks that names that could break out of their quotes, or
-// are not plain identifiers, are refused by both dialects.
+// are not plain identifiers, are refused by every dialect.
 func TestSQLNames(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -91,7 +125,7 @@ func TestSQLNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for dialect, f := range map[string]func(Table, []time.Duration) (string, error){"postgres": PostgreSQL, "clickhouse": ClickHouse} {
+			for dialect, f := range map[string]func(Table, []time.Duration) (string, error){"postgres": PostgreSQL, "clickhouse": ClickHouse, "duckdb": DuckDB} {
 				q, err := f(tt.table, nil)
 				if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 					t.Errorf("%s: err = %v, want one starting %q; query:\n%s", dialect, err, tt.want, q)
