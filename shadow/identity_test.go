@@ -71,7 +71,7 @@ func TestReplayIsTheEngine(t *testing.T) {
 			l.key, time.Unix(l.sec, 0).UTC().Format("02/Jan/2006:15:04:05 -0700"), l.method, l.path, tier)
 	}
 
-	// Through the replay, as ratelab-measure feeds it.
+	// Through the replay, as ratelab measure feeds it.
 	var rejections bytes.Buffer
 	rp, err := New(p, Options{Rejections: &rejections})
 	if err != nil {

@@ -41,7 +41,7 @@ func ExportsPage(v ExportsView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main class=\"exports\" data-testid=\"exports\"><header class=\"designer-header\"><h1>Exports</h1><p class=\"lede\">The design as configuration for gateways and libraries, alerting rules and API documentation. Each export says how faithfully the target enforces the policy: <strong>exact</strong>, <strong>approximate</strong> (and why) or <strong>not expressible</strong>. The same files come from the command line: <code>go run ./cmd/ratelab-export -all -o out/ policy.yaml</code>.</p><p><a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main class=\"exports\" data-testid=\"exports\"><header class=\"designer-header\"><h1>Exports</h1><p class=\"lede\">The design as configuration for gateways and libraries, alerting rules and API documentation. Each export says how faithfully the target enforces the policy: <strong>exact</strong>, <strong>approximate</strong> (and why) or <strong>not expressible</strong>. The same files come from the command line: <code>ratelab export -all -o out/ policy.yaml</code>.</p><p><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

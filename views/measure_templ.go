@@ -1193,7 +1193,7 @@ func shadowReport(s *ShadowView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, " requests past that were replayed at once at the end of their second, so the rejections are likely overstated. ratelab-measure spreads up to 100 000.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, " requests past that were replayed at once at the end of their second, so the rejections are likely overstated. ratelab measure spreads up to 100 000.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

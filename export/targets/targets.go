@@ -74,7 +74,7 @@ var Policy = export.Target{
 		for _, l := range p.Limits() {
 			e.Add(export.Mapping{Field: l.Field, From: l.Spec.String(), To: l.Spec.String(), Fidelity: export.Exact})
 		}
-		e.Notes = []string{"Check it with ratelab-lint policy.yaml; import it in the designer to see its charts."}
+		e.Notes = []string{"Check it with ratelab lint policy.yaml; import it in the designer to see its charts."}
 		return e, nil
 	},
 }

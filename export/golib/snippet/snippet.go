@@ -438,7 +438,7 @@ func clientKey(l *limit, r *http.Request) string {
 }
 
 // Metrics. The alerting rules ratelab exports for this target
-// (ratelab-export -target prometheus -gateway {{.Target}}) watch two
+// (ratelab export -target prometheus -gateway {{.Target}}) watch two
 // counters: {{.DecisionsMetric}}{limit, decision} and
 // {{.StoreErrorsMetric}}{limit}. Count them by setting these hooks, for
 // example with github.com/prometheus/client_golang:

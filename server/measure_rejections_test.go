@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	measurecmd "github.com/ratelab/ratelab/internal/cli/measure"
+	"github.com/ratelab/ratelab/policy"
+)
+
+// heavyLog is a combined log keyed by an X-API-Key extra field: 20
+// clients each send 40 requests in each of 30 seconds (24 000 lines), far
+// over measureDesign's limits. Some keys start with a formula character.
+func heavyLog() string {
+	keys := []string{"=HYPERLINK(1)", "+1", "-2", "@SUM(A1)", "\tx", "k"}
+	var b strings.Builder
+	for s := range 30 {
+		for i := range 20 {
+			key := keys[i%len(keys)] + fmt.Sprint(i)
+			for j := range 40 {
+				fmt.Fprintf(&b, "198.51.100.%d - - [30/Nov/2026:10:00:%02d +0000] \"GET /v1/orders/%d?page=%d HTTP/1.1\" 200 12 \"-\" \"curl/8.0\" \"%s\"\n",
+					i, s, j, s, key)
+			}
+		}
+	}
+	return b.String()
+}
+
+// cliRejections runs ratelab measure -rejections (package measure of
+// internal/cli, in process) on log with the design's policy and returns
+// the CSV it writes.
+func cliRejections(t *testing.T, design, log string, args ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	p, probs := parseDesignQuery(design).policy()
+	if len(probs) > 0 {
+		t.Fatalf("design: %v", probs)
+	}
+	var y bytes.Buffer
+	if err := policy.Encode(&y, p); err != nil {
+		t.Fatal(err)
+	}
+	pf, lf, cf := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "access.log"), filepath.Join(dir, "rejected.csv")
+	if err := os.WriteFile(pf, y.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lf, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := measurecmd.Run(context.Background(), append(append([]string{"-policy", pf, "-rejections", cf}, args...), lf), strings.NewReader(""), &out, &out); code != 0 {
+		t.Fatalf("ratelab measure: exit %d\n%s", code, out.String())
+	}
+	b, err := os.ReadFile(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// multipartBody is the measure form with fields and the log, as a reader
+// of unknown length, so that the client sends it chunked as browsers
+// stream big files.
+func multipartBody(fields [][2]string, log string) (io.Reader, string) {
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for _, f := range fields {
+		w.WriteField(f[0], f[1])
+	}
+	fw, _ := w.CreateFormFile("log", "access.log")
+	fw.Write([]byte(log))
+	w.Close()
+	return io.MultiReader(&body), w.FormDataContentType()
+}
+
+// TestRejectionsCSVCompleteOverTCP reproduces the lost rows: over a real
+// connection, with a chunked upload of 24 000 lines and more than 10 000
+// would-be rejections, the CSV has every row the page counts and is
+// byte-identical to ratelab measure -rejections. (Streamed, it was cut at
+// a few hundred rows: the response started before the upload was read,
+// and net/http discarded the rest of the body.)
+func TestRejectionsCSVCompleteOverTCP(t *testing.T) {
+	log := heavyLog()
+	srv := httptest.NewServer(newServer(config{}))
+	defer srv.Close()
+	fields := [][2]string{{"design", measureDesign}, {"key", "header:X-API-Key"}, {"extra", "1"}}
+	post := func(path string) (*http.Response, []byte) {
+		body, ct := multipartBody(fields, log)
+		res, err := http.Post(srv.URL+path, ct, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatalf("%s: reading the answer: %v", path, err)
+		}
+		return res, b
+	}
+	res, got := post(rejectionsPath)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %.300s", res.StatusCode, got)
+	}
+	want := cliRejections(t, measureDesign, log, "-key", "header:X-API-Key")
+	rows := bytes.Count(want, []byte("\n")) - 1
+	if rows < 10000 {
+		t.Fatalf("the CLI found %d rejections; the test wants 10 000+", rows)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the route's CSV (%d bytes, %d rows) differs from the CLI's (%d bytes, %d rows)",
+			len(got), bytes.Count(got, []byte("\n"))-1, len(want), rows)
+	}
+
+	res, page := post(measurePath)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("page: status %d", res.StatusCode)
+	}
+	if !bytes.Contains(page, fmt.Appendf(nil, "<strong>%d of 24000 requests", rows)) {
+		i := bytes.Index(page, []byte(`data-testid="shadow-summary"`))
+		t.Errorf("the page does not count %d rejections: %.300s", rows, page[max(i, 0):])
+	}
+
+	for _, key := range []string{"=HYPERLINK(1)0", "+11", "-22", "@SUM(A1)3", "\tx4"} {
+		if bytes.Contains(got, []byte(","+key+",")) || !bytes.Contains(got, []byte(",'"+key+",")) && !bytes.Contains(got, []byte(",\"'"+key+"\",")) {
+			t.Errorf("key %q is not neutralised in the CSV", key)
+		}
+	}
+}
+
+// TestRejectionsCSVFailsWhole: an upload cut off midway (here over the log
+// limit, after some 10 000 rejections) gets an error status, never a 200
+// with part of the CSV.
+func TestRejectionsCSVFailsWhole(t *testing.T) {
+	srv := httptest.NewServer(newServer(config{logLimit: 1 << 20}))
+	defer srv.Close()
+	body, ct := multipartBody([][2]string{{"design", measureDesign}, {"key", "header:X-API-Key"}}, heavyLog())
+	res, err := http.Post(srv.URL+rejectionsPath, ct, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusRequestEntityTooLarge || bytes.Contains(b, []byte("retry_after_s")) {
+		t.Errorf("status %d, %d bytes (%.100s); want a 413 without CSV", res.StatusCode, len(b), b)
+	}
+}
