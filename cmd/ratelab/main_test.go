@@ -73,10 +73,14 @@ func TestExitStatuses(t *testing.T) {
 
 		{"lint clean", []string{"lint", clean}, 0, "ok"},
 		{"lint warnings", []string{"lint", warn}, 0, "warning"},
+		{"lint warnings, fail on warning", []string{"lint", "--fail-on", "warning", warn}, 1, "warning"},
 		{"lint error finding", []string{"lint", bad}, 1, "error"},
+		{"lint sarif", []string{"lint", "--format", "sarif", bad}, 1, `"version": "2.1.0"`},
 		{"lint invalid", []string{"lint", invalid}, 2, "invalid"},
 		{"lint missing", []string{"lint", missing}, 2, ""},
 		{"lint bad flag", []string{"lint", "--nope"}, 2, ""},
+		{"lint bad format", []string{"lint", "--format", "xml", clean}, 2, ""},
+		{"lint bad fail-on", []string{"lint", "--fail-on", "info", clean}, 2, ""},
 
 		{"export ok", []string{"export", "-target", "policy", clean}, 0, "apiVersion"},
 		{"export below its gate", []string{"export", "-target", "envoy-local", "-require", "exact", clean}, 1, ""},

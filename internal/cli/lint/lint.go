@@ -1,18 +1,21 @@
 // Package lint is the ratelab lint command: it checks ratelab policy
 // files (DESIGN.md §6) for CI, decoding each file strictly and linting it.
 //
-//	ratelab lint [--json] [file ...]
+//	ratelab lint [--format text|json|sarif] [--fail-on error|warning] [file ...]
 //
-// With no file, or "-", it reads standard input. Output is one line per
-// problem, "file:line:column: severity id: message", each followed by its
-// fix; --json prints one JSON object per file instead:
+// With no file, or "-", it reads standard input. The text format is one
+// line per problem, "file:line:column: severity id: message", each followed
+// by its fix; json (or --json) prints one JSON object per file instead:
 //
 //	{"file": "policy.yaml", "errors": [...], "findings": [...]}
 //
 // where errors are the decoder's (policy.Error) and findings the lint's
-// (policy.Finding). The exit status is the worst over all files: 0 clean
-// (warnings and info allowed), 1 findings at error severity, 2 a file that
-// cannot be read or is not a valid policy, or bad usage.
+// (policy.Finding); sarif prints one SARIF 2.1.0 log for all the files
+// (sarif.go), for code-scanning tools. The exit status is the worst over
+// all files: 0 clean, 1 findings at the --fail-on severity or worse (error
+// by default, so warnings and info pass; warning fails on warnings too;
+// info never fails), 2 a file that cannot be read or is not a valid
+// policy, or bad usage.
 package lint
 
 import (
@@ -22,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/internal/cli"
@@ -53,16 +57,37 @@ type report struct {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ratelab lint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object per file")
+	format := fs.String("format", "text", "output `format`: text, json (one object per file) or sarif (SARIF 2.1.0)")
+	asJSON := fs.Bool("json", false, "the same as --format json")
+	failOn := fs.String("fail-on", "error", "exit 1 on findings at this `severity` or worse: error or warning")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ratelab lint [--json] [file ...]   (no file or - reads standard input)")
+		fmt.Fprintln(stderr, "usage: ratelab lint [--format text|json|sarif] [--fail-on error|warning] [file ...]   (no file or - reads standard input)")
 		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "exit status: 0 clean, 1 findings at error severity, 2 unreadable or invalid")
+		fmt.Fprintln(stderr, "exit status: 0 clean, 1 findings at the --fail-on severity or worse, 2 unreadable or invalid, or bad usage")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitClean
 		}
+		return exitInvalid
+	}
+	if *asJSON {
+		*format = "json"
+	}
+	switch *format {
+	case "text", "json", "sarif":
+	default:
+		fmt.Fprintf(stderr, "ratelab lint: --format %q; want text, json or sarif\n", *format)
+		return exitInvalid
+	}
+	var failing func(calc.Severity) bool
+	switch *failOn {
+	case "error":
+		failing = func(s calc.Severity) bool { return s == calc.SeverityError }
+	case "warning":
+		failing = func(s calc.Severity) bool { return s == calc.SeverityError || s == calc.SeverityWarning }
+	default:
+		fmt.Fprintf(stderr, "ratelab lint: --fail-on %q; want error or warning\n", *failOn)
 		return exitInvalid
 	}
 	files := fs.Args()
@@ -71,17 +96,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	status := exitClean
 	enc := json.NewEncoder(stdout)
+	var reports []report
 	for _, name := range files {
 		r := check(name, stdin)
 		s := exitClean
 		switch {
 		case len(r.Errors) > 0:
 			s = exitInvalid
-		case hasErrors(r.Findings):
+		case slices.ContainsFunc(r.Findings, func(f policy.Finding) bool { return failing(f.Severity) }):
 			s = exitFindings
 		}
 		status = max(status, s)
-		if *asJSON {
+		switch *format {
+		case "json":
 			if r.Errors == nil {
 				r.Errors = policy.Errors{}
 			}
@@ -92,9 +119,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, "ratelab lint:", err)
 				return exitInvalid
 			}
-			continue
+		case "sarif":
+			reports = append(reports, r)
+		default:
+			printHuman(stdout, r)
 		}
-		printHuman(stdout, r)
+	}
+	if *format == "sarif" {
+		if err := writeSARIF(stdout, reports); err != nil {
+			fmt.Fprintln(stderr, "ratelab lint:", err)
+			return exitInvalid
+		}
 	}
 	return status
 }
@@ -111,15 +146,6 @@ func check(name string, stdin io.Reader) report {
 	}
 	r.Findings = policy.Lint(p)
 	return r
-}
-
-func hasErrors(fs []policy.Finding) bool {
-	for _, f := range fs {
-		if f.Severity == calc.SeverityError {
-			return true
-		}
-	}
-	return false
 }
 
 // printHuman prints a report as "file:line:col: severity id: message"
