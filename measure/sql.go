@@ -38,46 +38,13 @@ type Table struct {
 // PostgreSQL returns a query that measures t in PostgreSQL (12 or later),
 // using percentile_disc, which is nearest rank.
 func PostgreSQL(t Table, windows []time.Duration) (string, error) {
-	q, err := t.quoted('"')
-	if err != nil {
-		return "", err
-	}
-	secs, err := windowSeconds(windows)
-	if err != nil {
-		return "", err
-	}
-	values := make([]string, len(secs))
-	for i, s := range secs {
-		values[i] = "(" + strconv.FormatInt(s, 10) + ")"
-	}
-	slot := fmt.Sprintf("floor(extract(epoch FROM r.%s) / w.seconds)", q.time)
-	if t.TimeIsEpoch {
-		slot = fmt.Sprintf("floor(r.%s::numeric / w.seconds)", q.time)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
-	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
-	b.WriteString("-- Percentiles across clients by nearest rank (percentile_disc).\n")
-	fmt.Fprintf(&b, "WITH windows (seconds) AS (VALUES %s),\n", strings.Join(values, ", "))
-	b.WriteString("per_window AS (\n")
-	fmt.Fprintf(&b, "  SELECT w.seconds, r.%s::text AS client, %s AS slot, count(*) AS n\n", q.key, slot)
-	fmt.Fprintf(&b, "  FROM %s AS r CROSS JOIN windows AS w\n", q.name)
-	fmt.Fprintf(&b, "  WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND r.%s::text NOT IN ('', '-')\n", q.time, q.key, q.key)
-	b.WriteString("  GROUP BY 1, 2, 3\n")
-	b.WriteString("),\n")
-	b.WriteString("per_client AS (\n")
-	b.WriteString("  SELECT seconds, client, max(n) AS rate FROM per_window GROUP BY 1, 2\n")
-	b.WriteString(")\n")
-	b.WriteString("SELECT seconds AS window_seconds,\n")
-	b.WriteString("  count(*) AS clients,\n")
-	for _, p := range percentiles {
-		fmt.Fprintf(&b, "  percentile_disc(%s) WITHIN GROUP (ORDER BY rate) AS %s,\n", p.level, p.name)
-	}
-	b.WriteString("  max(rate) AS max\n")
-	b.WriteString("FROM per_client\n")
-	b.WriteString("GROUP BY seconds\n")
-	b.WriteString("ORDER BY seconds;\n")
-	return b.String(), nil
+	return standardSQL(t, windows, sqlDialect{
+		slot:      "floor(extract(epoch FROM r.%s) / w.seconds)",
+		epochSlot: "floor(r.%s::numeric / w.seconds)",
+		text:      "r.%s::text",
+		rank:      "by nearest rank (percentile_disc)",
+		quantile:  "percentile_disc(%s) WITHIN GROUP (ORDER BY rate)",
+	})
 }
 
 // ClickHouse returns a query that measures t in ClickHouse (its live test
@@ -145,6 +112,29 @@ func ClickHouse(t Table, windows []time.Duration) (string, error) {
 // takes element ⌈p·N⌉ (1-based) with p a DOUBLE: as a DECIMAL literal,
 // 0.07·100 would be exactly 7 too.
 func DuckDB(t Table, windows []time.Duration) (string, error) {
+	return standardSQL(t, windows, sqlDialect{
+		slot:      "floor(epoch(r.%s) / w.seconds)",
+		epochSlot: "floor(CAST(r.%s AS DOUBLE) / w.seconds)",
+		text:      "CAST(r.%s AS VARCHAR)",
+		rank:      "by nearest rank: element ceil(p * N) of the sorted rates",
+		quantile:  "list_sort(list(rate))[CAST(ceil(CAST(%s AS DOUBLE) * count(*)) AS BIGINT)]",
+	})
+}
+
+// sqlDialect is what PostgreSQL's and DuckDB's queries write differently;
+// each is a format taking one quoted name (the time or key column) or, for
+// quantile, the percentile's level.
+type sqlDialect struct {
+	slot, epochSlot string // the request's window slot, from a timestamp or Unix seconds
+	text            string // the key as text
+	rank            string // how the percentiles are taken, for the header comment
+	quantile        string // one percentile of rate in a GROUP BY seconds
+}
+
+// standardSQL writes the query both dialects share: the windows as VALUES,
+// each client's most requests in one window, then per window the clients,
+// the percentiles and the maximum.
+func standardSQL(t Table, windows []time.Duration, d sqlDialect) (string, error) {
 	q, err := t.quoted('"')
 	if err != nil {
 		return "", err
@@ -157,19 +147,20 @@ func DuckDB(t Table, windows []time.Duration) (string, error) {
 	for i, s := range secs {
 		values[i] = "(" + strconv.FormatInt(s, 10) + ")"
 	}
-	slot := fmt.Sprintf("floor(epoch(r.%s) / w.seconds)", q.time)
+	slot := fmt.Sprintf(d.slot, q.time)
 	if t.TimeIsEpoch {
-		slot = fmt.Sprintf("floor(CAST(r.%s AS DOUBLE) / w.seconds)", q.time)
+		slot = fmt.Sprintf(d.epochSlot, q.time)
 	}
+	key := fmt.Sprintf(d.text, q.key)
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- ratelab: per-client request rates of %s, keyed by %s.\n", q.name, q.key)
 	b.WriteString("-- A client's rate: its most requests in one window of `seconds`, windows aligned to the Unix epoch.\n")
-	b.WriteString("-- Percentiles across clients by nearest rank: element ceil(p * N) of the sorted rates.\n")
+	fmt.Fprintf(&b, "-- Percentiles across clients %s.\n", d.rank)
 	fmt.Fprintf(&b, "WITH windows (seconds) AS (VALUES %s),\n", strings.Join(values, ", "))
 	b.WriteString("per_window AS (\n")
-	fmt.Fprintf(&b, "  SELECT w.seconds, CAST(r.%s AS VARCHAR) AS client, %s AS slot, count(*) AS n\n", q.key, slot)
+	fmt.Fprintf(&b, "  SELECT w.seconds, %s AS client, %s AS slot, count(*) AS n\n", key, slot)
 	fmt.Fprintf(&b, "  FROM %s AS r CROSS JOIN windows AS w\n", q.name)
-	fmt.Fprintf(&b, "  WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND CAST(r.%s AS VARCHAR) NOT IN ('', '-')\n", q.time, q.key, q.key)
+	fmt.Fprintf(&b, "  WHERE r.%s IS NOT NULL AND r.%s IS NOT NULL AND %s NOT IN ('', '-')\n", q.time, q.key, key)
 	b.WriteString("  GROUP BY 1, 2, 3\n")
 	b.WriteString("),\n")
 	b.WriteString("per_client AS (\n")
@@ -178,7 +169,7 @@ func DuckDB(t Table, windows []time.Duration) (string, error) {
 	b.WriteString("SELECT seconds AS window_seconds,\n")
 	b.WriteString("  count(*) AS clients,\n")
 	for _, p := range percentiles {
-		fmt.Fprintf(&b, "  list_sort(list(rate))[CAST(ceil(CAST(%s AS DOUBLE) * count(*)) AS BIGINT)] AS %s,\n", p.level, p.name)
+		fmt.Fprintf(&b, "  "+d.quantile+" AS %s,\n", p.level, p.name)
 	}
 	b.WriteString("  max(rate) AS max\n")
 	b.WriteString("FROM per_client\n")
