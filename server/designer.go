@@ -117,8 +117,8 @@ func (pg *pages) designerPage(c echo.Context, kind string, push bool, comp func(
 	}
 	v.Results.Base = base
 	// Only script swaps in the results fragment, so its tables can wait
-	// in templates until their panels open.
-	v.Results.DeferTables = kind == "results"
+	// until their panels open and its far blocks until they are near.
+	v.Results.Live = kind == "results"
 	r := rendered{contentType: echo.MIMETextHTMLCharsetUTF8}
 	if push {
 		r.pushURL = pushURL(v.Results.Query)
@@ -344,8 +344,9 @@ func (d *designPage) patternView(arrivals int, focus string) views.PatternView {
 // only the summary and a link here, so a page does not render a dozen
 // closed panels nobody reads), as a page of its own that also serves
 // readers without JavaScript. The panel is "docs-panel", the API docs
-// texts (the design's policy only), or "<chart id>-snippets", the
-// embed snippets of one chart (the charts are worked out within the heavy
+// texts (the design's policy only), "<chart id>-snippets", the embed
+// snippets of one chart, or "<chart id>-data", its data table (an update
+// leaves the tables out; the charts are worked out within the heavy
 // budget to know the chart). Renders are cached like the page.
 func (pg *pages) handleDesignerDocs(c echo.Context) error {
 	panel := c.Param("panel")
@@ -371,7 +372,7 @@ func (pg *pages) handleDesignerDocs(c echo.Context) error {
 	case panel == "docs-panel":
 		title = "Use in API docs"
 		body = views.DocsPanelBody(docsSnippets(p, query), exportsPath+"?"+query)
-	case strings.HasSuffix(panel, "-snippets") && slices.Contains(views.ChartSlugs, views.ChartSlug(strings.TrimSuffix(panel, "-snippets"))):
+	case chartPanel(panel, "-snippets") != "" || chartPanel(panel, "-data") != "":
 		w, err := enterHeavy(c, pg.gate, pg.timeout)
 		if err != nil {
 			return err
@@ -381,13 +382,18 @@ func (pg *pages) handleDesignerDocs(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		id := strings.TrimSuffix(panel, "-snippets")
+		id := chartPanel(panel, "-snippets") + chartPanel(panel, "-data")
 		i := slices.IndexFunc(rv.Charts, func(ch views.Chart) bool { return ch.ID == id })
 		if i < 0 {
 			return echo.NewHTTPError(http.StatusNotFound, "this design has no chart "+id)
 		}
-		title = "Use in docs: " + rv.Charts[i].Title
-		body = views.ChartSnippetsBody(rv.Charts[i], views.EmbedSnippets(base, query, rv.Charts[i]))
+		if chartPanel(panel, "-data") != "" {
+			title = "Data table: " + rv.Charts[i].Title
+			body = views.ChartTableBody(rv.Charts[i])
+		} else {
+			title = "Use in docs: " + rv.Charts[i].Title
+			body = views.ChartSnippetsBody(rv.Charts[i], views.EmbedSnippets(base, query, rv.Charts[i]))
+		}
 	default:
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no panel %q", panel))
 	}
@@ -401,4 +407,27 @@ func (pg *pages) handleDesignerDocs(c echo.Context) error {
 		pg.cache.put(key, r)
 	}
 	return serveRendered(c, pg.cache, key, r)
+}
+
+// chartPanel is the chart id of a panel named "<chart id><suffix>", or ""
+// when panel cannot be one: a chart's snippets exist for the charts that
+// embed (views.ChartSlugs), its data table for every chart the designer
+// draws (each id "chart-" and at most 40 lower-case letters and dashes;
+// whether the design has it is known once its charts are worked out).
+func chartPanel(panel, suffix string) string {
+	id, ok := strings.CutSuffix(panel, suffix)
+	if !ok {
+		return ""
+	}
+	if suffix == "-snippets" {
+		if !slices.Contains(views.ChartSlugs, views.ChartSlug(id)) {
+			return ""
+		}
+		return id
+	}
+	name, ok := strings.CutPrefix(id, "chart-")
+	if !ok || name == "" || len(name) > 40 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz-") != "" {
+		return ""
+	}
+	return id
 }

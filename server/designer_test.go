@@ -156,13 +156,22 @@ func TestResultsFragment(t *testing.T) {
 		t.Error("no out-of-band message for capacity")
 	}
 
-	// The fragment carries its data tables as text, which charts.js puts
-	// in place when a panel opens; put them in place as it does.
-	deferred := frag.Find("[data-deferred-table]")
-	if deferred.Length() == 0 || frag.Find("table").Length() > 3 {
-		t.Errorf("fragment: %d deferred tables and %d tables; want the charts' tables deferred", deferred.Length(), frag.Find("table").Length())
+	// The fragment leaves its data tables out; each panel's page holds
+	// the table (lazy.js puts it in place when the panel opens). Put them
+	// in place as it does.
+	e := newServer(config{})
+	lazy := frag.Find("details.chart-data[data-lazy-src]")
+	if lazy.Length() == 0 || frag.Find("table").Length() > 3 {
+		t.Errorf("fragment: %d data panels fetched on opening and %d tables; want the charts' tables left out", lazy.Length(), frag.Find("table").Length())
 	}
-	deferred.Each(func(_ int, d *goquery.Selection) { d.ReplaceWithHtml(d.AttrOr("data-deferred-table", "")) })
+	lazy.Each(func(_ int, d *goquery.Selection) {
+		body := lazyPanel(t, e, frag, d.AttrOr("id", ""), "")
+		html, err := body.Html()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Find("[data-lazy-body]").ReplaceWithHtml(html)
+	})
 
 	// The page renders the same results component for the same design.
 	page, _ := getDoc(t, "/?"+q)
@@ -845,7 +854,9 @@ func TestDesignerLazyPanels(t *testing.T) {
 			}
 		})
 	}
-	for _, target := range []string{views.DocsPanelPath + "nope", views.DocsPanelPath + "chart-timeline-snippets"} {
+	for _, target := range []string{views.DocsPanelPath + "nope", views.DocsPanelPath + "chart-timeline-snippets",
+		views.DocsPanelPath + "chart-nope-data", views.DocsPanelPath + "chart-Admitted-data", views.DocsPanelPath + "chart--data",
+		views.DocsPanelPath + "chart-" + strings.Repeat("a", 41) + "-data"} {
 		if rec := get(t, e, target); rec.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", target, rec.Code)
 		}

@@ -63,8 +63,8 @@ func TestBrowserLiveKeepsPanels(t *testing.T) {
 		t.Errorf("scrollY after the update %v; want %v ± 2", got, y)
 	}
 
-	// The update carried the data tables as text; the one kept open, and
-	// one opened now, hold the server's numbers for the new design.
+	// The update left the data tables out; the one kept open, and one
+	// opened now, fetch the server's numbers for the new design.
 	query := strings.TrimPrefix(eval[string](t, ctx, `location.search`), "?")
 	want := map[string]views.Chart{}
 	for _, c := range designerView(query).Results.Charts {
@@ -76,6 +76,7 @@ func TestBrowserLiveKeepsPanels(t *testing.T) {
 		if !ok {
 			t.Fatalf("panel %s belongs to no chart of %s", id, query)
 		}
+		waitFor(t, ctx, "the table of "+id, `document.querySelectorAll("#`+id+` tbody tr").length > 0`)
 		cells := eval[[][]string](t, ctx, `Array.from(document.querySelectorAll("#`+id+` tbody tr"), function (tr) { return Array.from(tr.cells, function (td) { return td.textContent; }); })`)
 		if !reflect.DeepEqual(cells, c.Table.Rows) {
 			t.Errorf("panel %s: %d rows in the page, want the server's %d for the updated design", id, len(cells), len(c.Table.Rows))

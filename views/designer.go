@@ -199,10 +199,12 @@ type ResultsView struct {
 	// Base is the server's absolute URL ("https://host"), for the
 	// documentation snippets; "" leaves the snippets out.
 	Base string
-	// DeferTables puts each chart's data table in a <template> that the
-	// page's script fills in when its panel opens: set for the results
-	// htmx swaps in, never for a page.
-	DeferTables bool
+	// Live marks the results htmx swaps in on an update, never a page's:
+	// their data tables are left out, to be fetched when their panel
+	// opens, and their blocks far from the viewport are laid out only when
+	// they come near it (the page's first results are laid out whole, so
+	// each block's height is known when the first update replaces it).
+	Live bool
 }
 
 // DocSnippet is one text for API documentation, copyable and
@@ -390,8 +392,9 @@ type Finding struct {
 }
 
 // DocsPanelPath is the path of the lazily fetched panels: the docs panel
-// ("docs-panel") and each chart's snippets ("<chart id>-snippets") under
-// it, the design's query after it.
+// ("docs-panel"), each chart's snippets ("<chart id>-snippets") and each
+// chart's data table in an update ("<chart id>-data") under it, the
+// design's query after it.
 const DocsPanelPath = "/designer/docs/"
 
 // DocsPanelURL is the URL of a panel's content for the design with
