@@ -2,8 +2,9 @@
 // option as JSON data in a data-chart-option attribute (built in Go, see
 // views/charts.go); this script is the only code that reads it. It draws
 // the charts when the page loads and after each htmx swap (those in the
-// viewport at once, the rest when the browser is idle), and disposes the
-// charts htmx is about to replace. Charts follow the
+// viewport at once, the rest when the browser is idle); a chart htmx
+// replaces hands its echarts instance to its successor of the same id,
+// and the others are disposed. Charts follow the
 // reader's colour scheme unless data-chart-theme fixes one, and are drawn
 // again when the scheme changes. No inline script or
 // style is involved, so the page's Content-Security-Policy
@@ -34,13 +35,18 @@
     return theme === null || theme === "" || theme === "auto";
   }
 
-  // drawOne initialises the chart of el, dark when its data-chart-theme
-  // is "dark", or when it follows the reader's scheme and that is dark.
-  // Series carry their own colours (the same in both themes); the dark
-  // theme draws the axes, labels and legend light on the page's dark
-  // background.
+  // dark reports whether el's chart is drawn dark: its data-chart-theme
+  // is "dark", or it follows the reader's scheme and that is dark.
+  function dark(el) {
+    return el.getAttribute("data-chart-theme") === "dark" || (follows(el) && scheme !== null && scheme.matches);
+  }
+
+  // drawOne draws the chart of el from its option, in the instance el
+  // already has (one it took over, see adopt) or a new one. Series carry
+  // their own colours (the same in both themes); the dark theme draws the
+  // axes, labels and legend light on the page's dark background.
   function drawOne(el) {
-    if (!el.isConnected || echarts.getInstanceByDom(el)) {
+    if (!el.isConnected || el.hasAttribute("data-chart-drawn")) {
       return;
     }
     var option;
@@ -49,21 +55,85 @@
     } catch (err) {
       return;
     }
-    var dark = el.getAttribute("data-chart-theme") === "dark" || (follows(el) && scheme !== null && scheme.matches);
-    var chart = echarts.init(el, dark ? "dark" : null, { renderer: "canvas" });
-    if (dark) {
+    var d = dark(el);
+    var chart = echarts.getInstanceByDom(el) || echarts.init(el, d ? "dark" : null, { renderer: "canvas" });
+    if (d) {
       option.backgroundColor = "transparent"; // the page's background shows
     }
-    chart.setOption(option);
-    el.setAttribute("data-chart-theme-used", dark ? "dark" : "light");
+    chart.setOption(option, true); // the new option replaces the old whole
+    if (el.hasAttribute("data-chart-resize")) {
+      el.removeAttribute("data-chart-resize");
+      chart.resize();
+    }
+    el.setAttribute("data-chart-theme-used", d ? "dark" : "light");
     el.setAttribute("data-chart-drawn", "true");
+  }
+
+  // kept holds, by id, the drawn charts of the content htmx is about to
+  // replace, for the new content's charts of the same ids to take over:
+  // an echarts instance given a new option draws it in about half the
+  // time a new instance takes.
+  var kept = {};
+
+  function keep(root) {
+    each(root, function (el) {
+      if (el.id && echarts.getInstanceByDom(el)) {
+        kept[el.id] = el;
+      }
+    });
+  }
+
+  // adopt returns the element to draw el's chart in: the kept chart of
+  // el's id, put in el's place with el's option, size and labels, when
+  // it is drawn in the theme el needs; else el.
+  function adopt(el) {
+    var old = el.id ? kept[el.id] : null;
+    if (!old) {
+      return el;
+    }
+    delete kept[el.id];
+    if (old === el) {
+      return el; // the swap left it in place
+    }
+    if (old.getAttribute("data-chart-theme-used") !== (dark(el) ? "dark" : "light")) {
+      echarts.getInstanceByDom(old).dispose();
+      return el;
+    }
+    if (old.className !== el.className) {
+      old.className = el.className;
+      old.setAttribute("data-chart-resize", "");
+    }
+    ["data-chart-option", "data-chart-theme", "role", "aria-label"].forEach(function (name) {
+      if (el.hasAttribute(name)) {
+        old.setAttribute(name, el.getAttribute(name));
+      } else {
+        old.removeAttribute(name);
+      }
+    });
+    old.removeAttribute("data-chart-drawn");
+    el.replaceWith(old);
+    return old;
+  }
+
+  // release disposes the kept charts no new chart took over.
+  function release() {
+    Object.keys(kept).forEach(function (id) {
+      var chart = echarts.getInstanceByDom(kept[id]);
+      if (chart) {
+        chart.dispose();
+      }
+    });
+    kept = {};
   }
 
   // inView reports whether el shows in the viewport. Charts just outside
   // it are drawn in the first idle moments after those in view, before a
-  // reader can scroll to them.
+  // reader can scroll to them. The chart's figure is measured rather than
+  // the chart: the results lay out a figure far from the viewport only
+  // when it comes near it (app.css), and measuring inside it would lay it
+  // out now.
   function inView(el) {
-    var r = el.getBoundingClientRect();
+    var r = (el.closest("figure") || el).getBoundingClientRect();
     var h = window.innerHeight || document.documentElement.clientHeight;
     return r.bottom > 0 && r.top < h;
   }
@@ -110,7 +180,8 @@
       return el.isConnected;
     });
     each(root, function (el) {
-      if (echarts.getInstanceByDom(el) || queue.indexOf(el) >= 0) {
+      el = adopt(el);
+      if (el.hasAttribute("data-chart-drawn") || queue.indexOf(el) >= 0) {
         return;
       }
       if (inView(el)) {
@@ -119,6 +190,7 @@
         queue.push(el);
       }
     });
+    release();
     now.forEach(drawOne);
     if (now.length > 0) {
       drawn();
@@ -136,22 +208,10 @@
       var chart = echarts.getInstanceByDom(el);
       if (chart && follows(el)) {
         chart.dispose();
+        el.removeAttribute("data-chart-drawn");
       }
     });
     draw(document);
-  }
-
-  // dispose releases the charts under root before htmx removes them.
-  function dispose(root) {
-    if (typeof echarts === "undefined") {
-      return;
-    }
-    each(root, function (el) {
-      var chart = echarts.getInstanceByDom(el);
-      if (chart) {
-        chart.dispose();
-      }
-    });
   }
 
   function resizeAll() {
@@ -170,7 +230,9 @@
     draw(document);
   });
   document.addEventListener("htmx:beforeSwap", function (evt) {
-    dispose(evt.detail && evt.detail.target);
+    if (typeof echarts !== "undefined" && evt.detail && evt.detail.shouldSwap) {
+      keep(evt.detail.target);
+    }
   });
   // One response swaps the results and, out of band, every field's
   // message: htmx fires afterSwap for each. The charts are drawn once,
@@ -197,21 +259,6 @@
   document.addEventListener("ratelab:swapped", function () {
     draw(document);
   });
-
-  // A data table htmx swapped in waits as the HTML text of a
-  // data-deferred-table attribute (markup the server escaped) until its
-  // panel opens; the toggle event does not bubble, so it is caught on the
-  // way down.
-  document.addEventListener("toggle", function (evt) {
-    var d = evt.target;
-    if (!d || d.tagName !== "DETAILS" || !d.open) {
-      return;
-    }
-    Array.prototype.forEach.call(d.querySelectorAll("[data-deferred-table]"), function (holder) {
-      holder.insertAdjacentHTML("afterend", holder.getAttribute("data-deferred-table"));
-      holder.remove();
-    });
-  }, true);
 
   if (scheme !== null) {
     if (scheme.addEventListener) {

@@ -45,6 +45,10 @@
     }
   }
 
+  // The blocks app.css lays out only near the viewport, each known by its
+  // data-testid.
+  var blocks = ".result-block[data-testid], .chart-figure[data-testid]";
+
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var target = evt.detail && evt.detail.target;
     if (!target || target.id !== "results") {
@@ -54,8 +58,45 @@
     Array.prototype.forEach.call(target.querySelectorAll("details[id]"), function (d) {
       open[d.id] = d.open;
     });
-    saved = { open: open, x: window.scrollX, y: window.scrollY };
+    var heights = {};
+    Array.prototype.forEach.call(target.querySelectorAll(blocks), function (b) {
+      heights[b.getAttribute("data-testid")] = b.getBoundingClientRect().height;
+    });
+    saved = { open: open, heights: heights, x: window.scrollX, y: window.scrollY };
   });
+
+  // size gives each block of the new results the height of the block it
+  // replaces until it is laid out, before anything measures the page.
+  function size() {
+    var r = results();
+    if (!saved || !r) {
+      return;
+    }
+    Array.prototype.forEach.call(r.querySelectorAll(blocks), function (b) {
+      var h = saved.heights[b.getAttribute("data-testid")];
+      if (h > 0) {
+        b.style.containIntrinsicSize = "auto " + Math.round(h) + "px";
+      }
+    });
+  }
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    var target = evt.detail && evt.detail.target;
+    if (target && target.id === "results") {
+      size();
+    }
+  }, true);
+  // Before htmx removes the old results (the new ones are in place by
+  // then), their contents go at once: htmx would otherwise walk every one
+  // of their hundreds of elements, firing an event for each, to undo
+  // htmx processing that nothing inside the results has (their charts
+  // were disposed before the swap).
+  document.addEventListener("htmx:beforeCleanupElement", function (evt) {
+    var el = evt.target;
+    if (el && el.id === "results" && el !== results()) {
+      el.replaceChildren();
+    }
+  });
+
   // messages copies each field's message from the carrier the server
   // swapped in (#field-messages, one <p data-msg-for> per field) into the
   // element beside the field, touching only those that changed, and
