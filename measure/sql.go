@@ -1,11 +1,14 @@
 package measure
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Table names a warehouse table with one row per request, and the columns
@@ -15,10 +18,16 @@ import (
 // exactly as written, case included: PostgreSQL folds unquoted names to
 // lower case when a table is created, so give them in lower case unless
 // they were created quoted.
+//
+// With DuckDB the rows may come from Parquet files instead of a table:
+// Parquet names a file, or a glob of them, that the query reads with
+// read_parquet (as a string literal, its quotes doubled; control
+// characters are refused, at most 4096 bytes), and Name stays empty.
 type Table struct {
-	Name string // the table, "requests" or "schema.requests"
-	Time string // the request time: a timestamp column, or Unix seconds with TimeIsEpoch
-	Key  string // the client key; cast to text, NULL, '' and '-' mean no client
+	Name    string // the table, "requests" or "schema.requests"
+	Parquet string // DuckDB: the Parquet file or glob to read instead of a table
+	Time    string // the request time: a timestamp column, or Unix seconds with TimeIsEpoch
+	Key     string // the client key; cast to text, NULL, '' and '-' mean no client
 	// TimeIsEpoch says Time holds Unix seconds (a number, fractions
 	// allowed) rather than a timestamp.
 	TimeIsEpoch bool
@@ -38,6 +47,9 @@ type Table struct {
 // PostgreSQL returns a query that measures t in PostgreSQL (12 or later),
 // using percentile_disc, which is nearest rank.
 func PostgreSQL(t Table, windows []time.Duration) (string, error) {
+	if t.Parquet != "" {
+		return "", errParquet
+	}
 	return standardSQL(t, windows, sqlDialect{
 		slot:      "floor(extract(epoch FROM r.%s) / w.seconds)",
 		epochSlot: "floor(r.%s::numeric / w.seconds)",
@@ -57,6 +69,9 @@ func PostgreSQL(t Table, windows []time.Duration) (string, error) {
 // and "-" (its test saw it counted as a client), so the key has its own
 // IS NOT NULL.
 func ClickHouse(t Table, windows []time.Duration) (string, error) {
+	if t.Parquet != "" {
+		return "", errParquet
+	}
 	q, err := t.quoted('`')
 	if err != nil {
 		return "", err
@@ -110,7 +125,8 @@ func ClickHouse(t Table, windows []time.Duration) (string, error) {
 // ⌈0.07·100⌉ in float64 is 8, as in Percentile and PostgreSQL's
 // percentile_disc), so the query sorts each window's rates into a list and
 // takes element ⌈p·N⌉ (1-based) with p a DOUBLE: as a DECIMAL literal,
-// 0.07·100 would be exactly 7 too.
+// 0.07·100 would be exactly 7 too. With t.Parquet it reads Parquet files
+// (read_parquet) instead of a table.
 func DuckDB(t Table, windows []time.Duration) (string, error) {
 	return standardSQL(t, windows, sqlDialect{
 		slot:      "floor(epoch(r.%s) / w.seconds)",
@@ -180,10 +196,26 @@ func standardSQL(t Table, windows []time.Duration, d sqlDialect) (string, error)
 
 var percentiles = []struct{ level, name string }{{"0.5", "p50"}, {"0.95", "p95"}, {"0.99", "p99"}}
 
+// errParquet refuses Parquet files to a dialect that does not read them.
+var errParquet = errors.New("only the DuckDB query (-sql duckdb) reads Parquet files")
+
+// maxParquetPath bounds Table.Parquet.
+const maxParquetPath = 4096
+
 type quotedTable struct{ name, time, key string }
 
 func (t Table) quoted(quote byte) (quotedTable, error) {
 	var q quotedTable
+	if t.Parquet != "" {
+		if t.Name != "" {
+			return q, fmt.Errorf("table %q and Parquet files %q: want one of them", t.Name, t.Parquet)
+		}
+		if len(t.Parquet) > maxParquetPath || !utf8.ValidString(t.Parquet) || strings.ContainsFunc(t.Parquet, unicode.IsControl) {
+			return q, fmt.Errorf("parquet files %q: want a path or glob of at most %d bytes of UTF-8 without control characters", t.Parquet, maxParquetPath)
+		}
+		q.name = "read_parquet('" + strings.ReplaceAll(t.Parquet, "'", "''") + "')"
+		return q, t.quoteColumns(quote, &q)
+	}
 	parts := strings.Split(t.Name, ".")
 	if len(parts) > 2 {
 		return q, fmt.Errorf("table %q: want table or schema.table", t.Name)
@@ -195,16 +227,21 @@ func (t Table) quoted(quote byte) (quotedTable, error) {
 		parts[i] = string(quote) + p + string(quote)
 	}
 	q.name = strings.Join(parts, ".")
+	return q, t.quoteColumns(quote, &q)
+}
+
+// quoteColumns checks and quotes t's time and key columns into q.
+func (t Table) quoteColumns(quote byte, q *quotedTable) error {
 	for _, c := range []struct {
 		field, name string
 		dst         *string
 	}{{"time column", t.Time, &q.time}, {"key column", t.Key, &q.key}} {
 		if err := checkIdent(c.field, c.name, c.name); err != nil {
-			return q, err
+			return err
 		}
 		*c.dst = string(quote) + c.name + string(quote)
 	}
-	return q, nil
+	return nil
 }
 
 // checkIdent accepts [A-Za-z_][A-Za-z0-9_]{0,62}: such a name needs no

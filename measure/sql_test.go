@@ -90,6 +90,12 @@ func TestDuckDBText(t *testing.T) {
 		{"epoch", Table{Name: "t", Time: "at", Key: "ip", TimeIsEpoch: true}, []string{
 			`floor(CAST(r."at" AS DOUBLE) / w.seconds) AS slot`,
 		}},
+		// A Parquet glob is a string literal; its quote is doubled, so the
+		// literal ends where read_parquet's argument does.
+		{"parquet", Table{Parquet: "logs/o'brien-*.parquet", Time: "ts", Key: "api_key"}, []string{
+			`-- ratelab: per-client request rates of read_parquet('logs/o''brien-*.parquet'), keyed by "api_key".`,
+			`FROM read_parquet('logs/o''brien-*.parquet') AS r CROSS JOIN windows AS w`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,5 +144,41 @@ func TestSQLNames(t *testing.T) {
 	}
 	if _, err := ClickHouse(Table{Name: "_t9", Time: "T_1", Key: "k"}, []time.Duration{time.Hour}); err != nil {
 		t.Errorf("valid names: %v", err)
+	}
+}
+
+// TestParquetRefused: Parquet files are DuckDB's alone, never beside a
+// table, and never with a character that could end the query's comment
+// line or hide in the path.
+func TestParquetRefused(t *testing.T) {
+	ok := Table{Parquet: "requests.parquet", Time: "ts", Key: "k"}
+	for dialect, f := range map[string]func(Table, []time.Duration) (string, error){"postgres": PostgreSQL, "clickhouse": ClickHouse} {
+		if q, err := f(ok, nil); err == nil || !strings.Contains(err.Error(), "-sql duckdb") {
+			t.Errorf("%s: err = %v, want Parquet refused for DuckDB's query; query:\n%s", dialect, err, q)
+		}
+	}
+	tests := []struct {
+		name  string
+		table Table
+		want  string
+	}{
+		{"and a table", Table{Name: "t", Parquet: "a.parquet", Time: "ts", Key: "k"}, `table "t" and Parquet files "a.parquet": want one of them`},
+		{"newline", Table{Parquet: "a.parquet\n; DROP TABLE x; --", Time: "ts", Key: "k"}, "parquet files"},
+		{"carriage return", Table{Parquet: "a\r.parquet", Time: "ts", Key: "k"}, "parquet files"},
+		{"NUL", Table{Parquet: "a\x00.parquet", Time: "ts", Key: "k"}, "parquet files"},
+		{"not UTF-8", Table{Parquet: "a\xff.parquet", Time: "ts", Key: "k"}, "parquet files"},
+		{"too long", Table{Parquet: strings.Repeat("a", maxParquetPath+1), Time: "ts", Key: "k"}, "parquet files"},
+		{"bad column", Table{Parquet: "a.parquet", Time: "t s", Key: "k"}, "time column"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := DuckDB(tt.table, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one starting %q; query:\n%s", err, tt.want, q)
+			}
+		})
+	}
+	if _, err := DuckDB(Table{Parquet: strings.Repeat("a", maxParquetPath), Time: "ts", Key: "k"}, nil); err != nil {
+		t.Errorf("a path of %d bytes: %v", maxParquetPath, err)
 	}
 }

@@ -286,23 +286,26 @@ func withCapacity(design, capacity string) string {
 	return q.Encode()
 }
 
-// sqlView builds the warehouse query from sql.dialect, sql.table,
-// sql.time, sql.key and sql.epoch; nothing when no table is named.
+// sqlView builds the warehouse query from sql.dialect, sql.table (or, for
+// DuckDB, sql.parquet), sql.time, sql.key and sql.epoch; nothing when no
+// table is named.
 func sqlView(q url.Values) views.SQLView {
-	s := views.SQLView{Dialect: q.Get("sql.dialect"), Table: q.Get("sql.table"), TimeColumn: q.Get("sql.time"),
+	s := views.SQLView{Dialect: q.Get("sql.dialect"), Table: q.Get("sql.table"), Parquet: q.Get("sql.parquet"), TimeColumn: q.Get("sql.time"),
 		KeyColumn: q.Get("sql.key"), Epoch: q.Get("sql.epoch") != ""}
-	if s.Table == "" && s.TimeColumn == "" && s.KeyColumn == "" {
+	if s.Table == "" && s.Parquet == "" && s.TimeColumn == "" && s.KeyColumn == "" {
 		return s
 	}
-	t := measure.Table{Name: s.Table, Time: s.TimeColumn, Key: s.KeyColumn, TimeIsEpoch: s.Epoch}
+	t := measure.Table{Name: s.Table, Parquet: s.Parquet, Time: s.TimeColumn, Key: s.KeyColumn, TimeIsEpoch: s.Epoch}
 	var err error
 	switch s.Dialect {
 	case "", "postgres":
 		s.Text, err = measure.PostgreSQL(t, nil)
 	case "clickhouse":
 		s.Text, err = measure.ClickHouse(t, nil)
+	case "duckdb":
+		s.Text, err = measure.DuckDB(t, nil)
 	default:
-		err = fmt.Errorf("sql.dialect: %q is not a database; want postgres or clickhouse", s.Dialect)
+		err = fmt.Errorf("sql.dialect: %q is not a database; want postgres, clickhouse or duckdb", s.Dialect)
 	}
 	if err != nil {
 		s.Text, s.Error = "", err.Error()

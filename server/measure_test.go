@@ -221,6 +221,21 @@ func TestMeasureSQL(t *testing.T) {
 	if got := doc.Find(`[data-testid="sql-text"]`).Text(); got != want {
 		t.Errorf("SQL differs from measure.ClickHouse's")
 	}
+	doc, _ = getDoc(t, measurePath+"?sql.dialect=duckdb&sql.parquet="+url.QueryEscape("logs/o'brien-*.parquet")+"&sql.time=ts&sql.key=api_key")
+	want, err = measure.DuckDB(measure.Table{Parquet: "logs/o'brien-*.parquet", Time: "ts", Key: "api_key"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Find(`[data-testid="sql-text"]`).Text(); got != want || !strings.Contains(got, "read_parquet('logs/o''brien-*.parquet')") {
+		t.Errorf("DuckDB over Parquet: the page shows\n%s\nwant measure.DuckDB's\n%s", got, want)
+	}
+	if v, _ := doc.Find(`#sql-dialect option[selected]`).Attr("value"); v != "duckdb" {
+		t.Errorf("selected database %q, want duckdb", v)
+	}
+	doc, _ = getDoc(t, measurePath+"?sql.dialect=postgres&sql.parquet=a.parquet&sql.time=ts&sql.key=k")
+	if doc.Find(`[data-testid="sql-text"]`).Length() != 0 || !strings.Contains(doc.Find(`[data-testid="sql-error"]`).Text(), "-sql duckdb") {
+		t.Error("Parquet files for PostgreSQL gave SQL, or no error saying DuckDB reads them")
+	}
 	doc, _ = getDoc(t, measurePath+"?sql.table="+url.QueryEscape("logs; drop table x")+"&sql.time=ts&sql.key=k")
 	if doc.Find(`[data-testid="sql-text"]`).Length() != 0 || doc.Find(`[data-testid="sql-error"]`).Text() == "" {
 		t.Error("an unsafe table name gave SQL, or no error")

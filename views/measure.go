@@ -137,7 +137,7 @@ type OffenderRow struct {
 // SQLView is the measurement as a warehouse query: the table and columns
 // the user named, and the query or what is wrong with them.
 type SQLView struct {
-	Dialect, Table, TimeColumn, KeyColumn string
-	Epoch                                 bool
-	Text, Error                           string
+	Dialect, Table, Parquet, TimeColumn, KeyColumn string
+	Epoch                                          bool
+	Text, Error                                    string
 }

@@ -89,9 +89,10 @@ func exec1(t *testing.T, db *sql.DB, query string, args ...any) {
 	}
 }
 
-// TestDuckDB loads the generated requests into an in-memory DuckDB and
-// checks that measure.DuckDB's query gives the numbers measure.Measure
-// reads from the same requests as a log.
+// TestDuckDB loads the generated requests into an in-memory DuckDB, as
+// tables and as Parquet files DuckDB writes, and checks that
+// measure.DuckDB's query gives the numbers measure.Measure reads from the
+// same requests as a log.
 func TestDuckDB(t *testing.T) {
 	dir := fixture(t)
 	log, err := os.ReadFile(filepath.Join(dir, "access.log"))
@@ -133,6 +134,20 @@ func TestDuckDB(t *testing.T) {
 	}
 	exec1(t, db, `CREATE TABLE tz AS SELECT timezone('UTC', ts) AS ts, api_key FROM logs."Requests"`)
 	exec1(t, db, `CREATE TABLE epoch AS SELECT epoch(ts) + 0.75 AS at, api_key AS "Key" FROM logs."Requests"`)
+	// The same requests as an access log kept in Parquet: two files of
+	// one glob, in a directory whose name has a quote (the literal's
+	// quote doubled), one file of epoch seconds.
+	pq := filepath.Join(t.TempDir(), "o'brien")
+	if err := os.Mkdir(pq, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lit := strings.ReplaceAll(pq, "'", "''")
+	exec1(t, db, `COPY (SELECT * FROM logs."Requests" WHERE api_key IS NULL OR api_key < 'm') TO '`+lit+`/part-1.parquet' (FORMAT parquet)`)
+	exec1(t, db, `COPY (SELECT * FROM logs."Requests" WHERE api_key >= 'm') TO '`+lit+`/part-2.parquet' (FORMAT parquet)`)
+	exec1(t, db, `COPY epoch TO '`+lit+`/epoch.parquet' (FORMAT parquet)`)
+	if got := rows(t, db, `SELECT count(*) FROM read_parquet('`+lit+`/part-*.parquet')`); !slices.Equal(got, []string{"40050"}) {
+		t.Fatalf("the Parquet files hold %v rows, want 40050", got)
+	}
 
 	tests := []struct {
 		name  string
@@ -141,6 +156,8 @@ func TestDuckDB(t *testing.T) {
 		{"timestamp", measure.Table{Name: "logs.Requests", Time: "ts", Key: "api_key"}},
 		{"timestamptz", measure.Table{Name: "tz", Time: "ts", Key: "api_key"}},
 		{"epoch seconds", measure.Table{Name: "epoch", Time: "at", Key: "Key", TimeIsEpoch: true}},
+		{"parquet glob", measure.Table{Parquet: filepath.Join(pq, "part-*.parquet"), Time: "ts", Key: "api_key"}},
+		{"parquet epoch seconds", measure.Table{Parquet: filepath.Join(pq, "epoch.parquet"), Time: "at", Key: "Key", TimeIsEpoch: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

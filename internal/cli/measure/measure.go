@@ -5,7 +5,8 @@
 //
 //	ratelab measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>]
 //	                [-window 1s,1m] [-json] [file|-]
-//	ratelab measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]
+//	ratelab measure -sql postgres|clickhouse|duckdb -table T -time-column C -key-column C [-epoch] [-window 1s,1m]
+//	ratelab measure -sql duckdb -parquet 'logs/*.parquet' -time-column C -key-column C [-epoch] [-window 1s,1m]
 //	ratelab measure -policy policy.yaml [-tiers keys.csv] [-rejections out.csv] [log options] [file|-]
 //
 // With no file, or "-", it reads standard input. The report ends with the
@@ -22,7 +23,9 @@
 // http_x_api_key.
 //
 // -sql prints the same measurement as a query for a warehouse table instead
-// of reading a log.
+// of reading a log; for DuckDB, -parquet reads the requests from Parquet
+// files (a path or glob) instead of a table, so an access log kept as
+// Parquet is measured by running the query in DuckDB.
 //
 // -policy replays the log through a policy file in the same pass (package
 // shadow): the shadow-mode report of who would have been rejected, by
@@ -109,8 +112,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&fields.Tier, "tier-field", "", "-policy: JSON field or CSV column of the client's tier (default none)")
 	tierExtra := fs.Int("tier-extra", 0, "-policy, combined format: which extra quoted field after the user agent holds the client's tier (0: none)")
 	comma := fs.String("comma", ",", "CSV separator, one byte (\\t for tab)")
-	sqlDialect := fs.String("sql", "", "print the measurement as SQL instead: postgres or clickhouse")
+	sqlDialect := fs.String("sql", "", "print the measurement as SQL instead: postgres, clickhouse or duckdb")
 	table := fs.String("table", "", "-sql: table, or schema.table")
+	parquet := fs.String("parquet", "", "-sql duckdb: Parquet file or glob to read instead of a table")
 	timeCol := fs.String("time-column", "", "-sql: time column")
 	keyCol := fs.String("key-column", "", "-sql: client key column")
 	epoch := fs.Bool("epoch", false, "-sql: the time column holds Unix seconds")
@@ -119,7 +123,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	rejections := fs.String("rejections", "", "-policy: write every would-be rejection to this CSV file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ratelab measure [-format combined|json|csv] [-key ip|header:<name>|field:<name>] [-window 1s,1m] [-json] [file|-]")
-		fmt.Fprintln(stderr, "       ratelab measure -sql postgres|clickhouse -table T -time-column C -key-column C [-epoch] [-window 1s,1m]")
+		fmt.Fprintln(stderr, "       ratelab measure -sql postgres|clickhouse|duckdb -table T -time-column C -key-column C [-epoch] [-window 1s,1m]")
+		fmt.Fprintln(stderr, "       ratelab measure -sql duckdb -parquet FILE|GLOB -time-column C -key-column C [-epoch] [-window 1s,1m]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -137,16 +142,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usage("%v", err)
 	}
 
+	if *sqlDialect == "" && *parquet != "" {
+		return usage("-parquet needs -sql duckdb")
+	}
 	if *sqlDialect != "" {
-		t := measure.Table{Name: *table, Time: *timeCol, Key: *keyCol, TimeIsEpoch: *epoch}
+		t := measure.Table{Name: *table, Parquet: *parquet, Time: *timeCol, Key: *keyCol, TimeIsEpoch: *epoch}
 		var q string
 		switch *sqlDialect {
 		case "postgres", "postgresql":
 			q, err = measure.PostgreSQL(t, windows)
 		case "clickhouse":
 			q, err = measure.ClickHouse(t, windows)
+		case "duckdb":
+			q, err = measure.DuckDB(t, windows)
 		default:
-			return usage("-sql %q: want postgres or clickhouse", *sqlDialect)
+			return usage("-sql %q: want postgres, clickhouse or duckdb", *sqlDialect)
 		}
 		if err != nil {
 			return usage("%v", err)

@@ -159,6 +159,14 @@ func TestSQL(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "ARRAY JOIN [10] AS seconds") || !strings.Contains(out, "floor(r.`at`)") {
 		t.Errorf("clickhouse: exit %d:\n%s", code, out)
 	}
+	code, out, _ = runCmd(t, "", false, fakeClock(0), "-sql", "duckdb", "-table", "requests", "-time-column", "ts", "-key-column", "ip")
+	if code != exitOK || !strings.Contains(out, `FROM "requests" AS r`) || !strings.Contains(out, "list_sort(list(rate))") {
+		t.Errorf("duckdb: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "", false, fakeClock(0), "-sql", "duckdb", "-parquet", "logs/*.parquet", "-time-column", "ts", "-key-column", "ip")
+	if code != exitOK || !strings.Contains(out, `FROM read_parquet('logs/*.parquet') AS r`) {
+		t.Errorf("duckdb -parquet: exit %d:\n%s", code, out)
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -179,7 +187,10 @@ func TestErrors(t *testing.T) {
 		{"two files", "", []string{"a", "b"}, exitUsage, "one log at a time"},
 		{"comma", "", []string{"-comma", ";;"}, exitUsage, "-comma"},
 		{"top", "", []string{"-top", "0"}, exitUsage, "-top 0"},
-		{"sql dialect", "", []string{"-sql", "mysql"}, exitUsage, "postgres or clickhouse"},
+		{"sql dialect", "", []string{"-sql", "mysql"}, exitUsage, "postgres, clickhouse or duckdb"},
+		{"parquet without sql", "", []string{"-parquet", "a.parquet"}, exitUsage, "-parquet needs -sql duckdb"},
+		{"parquet in postgres", "", []string{"-sql", "postgres", "-parquet", "a.parquet", "-time-column", "t", "-key-column", "k"}, exitUsage, "-sql duckdb"},
+		{"parquet and table", "", []string{"-sql", "duckdb", "-parquet", "a.parquet", "-table", "t", "-time-column", "t", "-key-column", "k"}, exitUsage, "want one of them"},
 		{"sql table", "", []string{"-sql", "postgres", "-table", "x;y", "-time-column", "t", "-key-column", "k"}, exitUsage, `table "x;y"`},
 		{"flag", "", []string{"-nope"}, exitUsage, "flag provided but not defined"},
 		{"missing file", "", []string{"/nonexistent/access.log"}, exitLog, "no such file"},
