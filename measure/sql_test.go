@@ -182,3 +182,31 @@ func TestParquetRefused(t *testing.T) {
 		t.Errorf("a path of %d bytes: %v", maxParquetPath, err)
 	}
 }
+
+// FuzzDuckDBParquet: whatever Parquet path DuckDB's query accepts stays
+// inside its string literal, its quotes doubled: the query has as many
+// lines as for a plain path (no line break ends the comment the path is
+// quoted in), and with the literal taken out it is the plain path's
+// query, byte for byte.
+func FuzzDuckDBParquet(f *testing.F) {
+	for _, p := range []string{"requests.parquet", "logs/*.parquet", "o'brien.parquet", "a'); DROP TABLE x; --", "''", "a\nb", "\u2028", "s3://bucket/k=v/*.parquet"} {
+		f.Add(p)
+	}
+	plain, err := DuckDB(Table{Parquet: "x", Time: "ts", Key: "k"}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		q, err := DuckDB(Table{Parquet: path, Time: "ts", Key: "k"}, nil)
+		if err != nil {
+			return
+		}
+		if n, want := strings.Count(q, "\n"), strings.Count(plain, "\n"); n != want || strings.ContainsRune(q, '\r') {
+			t.Fatalf("Parquet path %q: the query has %d lines, a plain path's %d (or a carriage return):\n%s", path, n, want, q)
+		}
+		lit := "read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
+		if got := strings.ReplaceAll(q, lit, "read_parquet('x')"); got != plain {
+			t.Fatalf("Parquet path %q: with its literal taken out the query differs from a plain path's:\n%s", path, q)
+		}
+	})
+}
