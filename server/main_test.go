@@ -226,7 +226,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	logs := newLogWatcher()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, logs)
+		done <- run(ctx, "ratelab serve", []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, logs)
 	}()
 	defer func() {
 		lines, _ := logs.snapshot()
@@ -289,7 +289,7 @@ func TestRunArgs(t *testing.T) {
 			// makes run return even if one did.
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			err := run(ctx, tt.args, func(string) string { return "" }, io.Discard)
+			err := run(ctx, "ratelab serve", tt.args, func(string) string { return "" }, io.Discard)
 			if (err != nil) != tt.wantErr {
 				t.Errorf("run(%q): got error %v, want error: %v", tt.args, err, tt.wantErr)
 			}
@@ -303,7 +303,7 @@ func TestRunAddressInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	err = run(t.Context(), []string{"-addr", ln.Addr().String()}, func(string) string { return "" }, io.Discard)
+	err = run(t.Context(), "ratelab serve", []string{"-addr", ln.Addr().String()}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("run on a busy address: got %v, want a listen error", err)
 	}
@@ -330,7 +330,7 @@ func startRun(t *testing.T, ctx context.Context, args ...string) (string, *logWa
 	logs := newLogWatcher()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, logs)
+		done <- run(ctx, "ratelab serve", append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, logs)
 	}()
 	t.Cleanup(func() {
 		lines, _ := logs.snapshot()

@@ -61,9 +61,10 @@ const (
 // serves until ctx is cancelled, as run does, then returns the exit
 // status: 0 after a graceful stop (or -h), 2 for bad usage (an unknown
 // flag, a flag's bad value, an argument), 1 when the server cannot listen
-// or serve. Errors go to stderr.
-func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	err := run(ctx, args, getenv, stdout)
+// or serve. Errors go to stderr; command is how the usage line names the
+// program ("ratelab serve", "web").
+func Run(ctx context.Context, command string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	err := run(ctx, command, args, getenv, stdout)
 	if err == nil {
 		return exitOK
 	}
@@ -141,9 +142,13 @@ type config struct {
 // environment reaches the program; no variable is read yet. Logs go to
 // stdout as JSON lines; once the listener is bound, one line with msg
 // "listening" carries the bound address in "addr" (useful with port 0).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("ratelab", flag.ContinueOnError)
+func run(ctx context.Context, command string, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nServes the designer, its pages and the JSON API. Flags:\n", command)
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", ":8080", "TCP `address` to listen on")
 	maxArrivals := fs.Int("max-arrivals", defaultMaxArrivals, "most `arrivals` one simulate API request may send or generate")
 	memoryLimit := fs.Int64("memory-limit", defaultMemoryLimit,

@@ -103,7 +103,7 @@ func TestServerFlagErrors(t *testing.T) {
 			// makes run return even if one reached the listener.
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, tt.args...), func(string) string { return "" }, io.Discard)
+			err := run(ctx, "ratelab serve", append([]string{"-addr", "127.0.0.1:0"}, tt.args...), func(string) string { return "" }, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error naming %s", err, tt.want)
 			}

@@ -130,7 +130,7 @@ func usage(w io.Writer) {
 
 // serve is the server, reading the process's environment.
 func serve(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	return server.Run(ctx, args, os.Getenv, stdout, stderr)
+	return server.Run(ctx, "ratelab serve", args, os.Getenv, stdout, stderr)
 }
 
 // version prints the build's version, VCS revision and Go version.

@@ -60,6 +60,7 @@ func TestExitStatuses(t *testing.T) {
 		{"help", []string{"help"}, 0, "healthcheck"},
 		{"help lint", []string{"help", "lint"}, 0, "usage: ratelab lint"},
 		{"help serve", []string{"help", "serve"}, 0, "-addr"},
+		{"serve -h", []string{"serve", "-h"}, 0, "usage: ratelab serve [flags]"},
 		{"help unknown", []string{"help", "frobnicate"}, 2, ""},
 		{"help two", []string{"help", "lint", "export"}, 2, ""},
 		{"version", []string{"version"}, 0, "ratelab "},

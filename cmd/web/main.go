@@ -20,7 +20,7 @@ func main() {
 	// After the first signal, restore the default behaviour so that a second
 	// one kills the process instead of waiting for the graceful shutdown.
 	context.AfterFunc(ctx, stop)
-	code := server.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := server.Run(ctx, "web", os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
