@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/andybalholm/brotli"
 
 	"github.com/ratelab/ratelab/algorithms"
 )
@@ -91,7 +94,7 @@ func TestBigAnswersPickTheirCoding(t *testing.T) {
 		{big, "gzip, deflate, br, zstd", "gzip"},
 		{big, "br;q=1, gzip;q=0.5", "gzip"},
 		{big, "gzip", "gzip"},
-		{big, "zstd, br", "br"}, // the compress middleware's
+		{big, "zstd, br", "br"}, // the stream's fast brotli (below)
 		{big, "gzip;q=0", ""},
 		{big, "identity", ""},
 		{small, "gzip, br", "br"},
@@ -108,6 +111,38 @@ func TestBigAnswersPickTheirCoding(t *testing.T) {
 		if got := rec.Header().Get("Content-Encoding"); got != tt.want {
 			t.Errorf("%d-byte body, Accept-Encoding %q: Content-Encoding %q, want %q", len(tt.body), tt.accept, got, tt.want)
 		}
+	}
+
+	// A big answer to a brotli-only client is the stream's brotli at
+	// quality 0 (gzip's BestSpeed peer), not the middleware's quality 5,
+	// which cost twenty times as much: its size is quality 0's of the
+	// identity answer written in the stream's chunks, not quality 5's.
+	plain := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", strings.NewReader(big))
+	plain.Header.Set("Content-Type", "application/json")
+	plainRec := httptest.NewRecorder()
+	newServer(config{}).ServeHTTP(plainRec, plain)
+	size := func(quality int) int {
+		var b bytes.Buffer
+		w := brotli.NewWriterOptions(&b, brotli.WriterOptions{Quality: quality, LGWin: brotliWindow})
+		raw := plainRec.Body.Bytes()
+		for i := 0; i < len(raw); i += streamChunk {
+			if _, err := w.Write(raw[i:min(len(raw), i+streamChunk)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Len()
+	}
+	q0, q5 := size(0), size(brotliQuality)
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Encoding", "br")
+	rec := httptest.NewRecorder()
+	newServer(config{}).ServeHTTP(rec, req)
+	if got := rec.Body.Len(); q0 <= q5 || 2*got < q0+q5 {
+		t.Errorf("brotli answer of %d bytes: want quality 0's size (%d), not quality %d's (%d)", got, q0, brotliQuality, q5)
 	}
 }
 

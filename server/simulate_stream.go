@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/andybalholm/brotli"
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/labstack/echo/v4"
 	sjson "github.com/segmentio/encoding/json"
@@ -381,8 +382,9 @@ func atProblem(f string, a arrivalIn) *fieldProblem {
 // boxed in an interface) and about twice the time.
 type jsonStream struct {
 	c     echo.Context
-	out   io.Writer     // the response, or gz
-	gz    *kgzip.Writer // nil unless the stream gzips (see newJSONStream)
+	out   io.Writer   // the response, or coder
+	coder streamCoder // nil unless the stream compresses (see newJSONStream)
+	pool  *sync.Pool  // where coder came from
 	buf   []byte
 	first bool
 	err   error
@@ -408,9 +410,25 @@ var fastGzip = sync.Pool{New: func() any {
 	return w
 }}
 
+// fastBrotli is the coding of a big answer to a client that accepts
+// brotli but not gzip: quality 0, the peer of gzip's BestSpeed (on 200 000
+// decisions, 15 MB of JSON, about 1.1 times its time for 16 % more bytes;
+// quality 1 took 1.7 times, the middleware's quality 5 over 20 times).
+var fastBrotli = sync.Pool{New: func() any {
+	return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: 0, LGWin: brotliWindow})
+}}
+
+// streamCoder is a compressor a big answer streams through.
+type streamCoder interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
 // newJSONStream sends status 200 and opens the object. An answer of
-// elements (or more) elements to a client that accepts gzip is gzipped
-// here, fast (fastGzip), and the compress middleware leaves it alone.
+// bigAnswer (or more) elements to a client that accepts gzip is gzipped
+// here, fast (fastGzip), or, to one that accepts brotli but not gzip,
+// compressed by brotli as fast (fastBrotli); the compress middleware
+// leaves it alone.
 // (zstd at klauspost/compress's SpeedFastest took about twice gzip's time
 // on a million decisions, for 7 % fewer bytes, so big answers are not
 // offered in it.)
@@ -418,11 +436,20 @@ func newJSONStream(c echo.Context, elements int) *jsonStream {
 	s := &jsonStream{c: c, first: true, buf: (*streamBuffers.Get().(*[]byte))[:0], out: c.Response()}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	if elements >= bigAnswer && acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
-		h.Set(echo.HeaderContentEncoding, "gzip")
-		s.gz = fastGzip.Get().(*kgzip.Writer)
-		s.gz.Reset(c.Response())
-		s.out = s.gz
+	if ae := c.Request().Header.Get(echo.HeaderAcceptEncoding); elements >= bigAnswer {
+		switch {
+		case acceptsGzip(ae):
+			h.Set(echo.HeaderContentEncoding, "gzip")
+			s.pool = &fastGzip
+		case acceptsCoding(ae, "br"):
+			h.Set(echo.HeaderContentEncoding, "br")
+			s.pool = &fastBrotli
+		}
+		if s.pool != nil {
+			s.coder = s.pool.Get().(streamCoder)
+			s.coder.Reset(c.Response())
+			s.out = s.coder
+		}
 	}
 	c.Response().WriteHeader(http.StatusOK)
 	s.raw("{")
@@ -509,13 +536,13 @@ var appendElement = func(b []byte, v any) ([]byte, error) {
 func (s *jsonStream) close() error {
 	s.raw("}\n")
 	s.flush(true)
-	if s.gz != nil {
-		if err := s.gz.Close(); s.err == nil {
+	if s.coder != nil {
+		if err := s.coder.Close(); s.err == nil {
 			s.err = err
 		}
-		s.gz.Reset(io.Discard)
-		fastGzip.Put(s.gz)
-		s.gz = nil
+		s.coder.Reset(io.Discard)
+		s.pool.Put(s.coder)
+		s.coder, s.pool = nil, nil
 	}
 	if cap(s.buf) <= 4*streamChunk {
 		b := s.buf[:0]
