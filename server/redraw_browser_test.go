@@ -65,3 +65,45 @@ func TestBrowserLiveRedrawsInPlace(t *testing.T) {
 		t.Error("no chart shows other data after p99 changed; want the new design's")
 	}
 }
+
+// TestBrowserTimelineLabelsWhole: on a desktop-wide chart, each row of
+// the request timeline, which names the limit that rejected, is drawn
+// whole: the label width charts.js gives the axis holds its text in the
+// axis's font.
+func TestBrowserTimelineLabelsWhole(t *testing.T) {
+	s := newBrowserSession(t)
+	ctx := s.ctx
+	const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
+	s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
+	waitFor(t, ctx, "the charts", chartsDrawn)
+	type row struct {
+		Name         string
+		Text, Room   float64
+		OptionsWidth float64
+	}
+	rows := eval[[]row](t, ctx, `(function () {
+  var el = document.getElementById("chart-policy-timeline");
+  var ax = echarts.getInstanceByDom(el).getOption().yAxis[0];
+  var given = JSON.parse(el.getAttribute("data-chart-option")).yAxis[0].axisLabel.width;
+  var ctx = document.createElement("canvas").getContext("2d");
+  ctx.font = (ax.axisLabel.fontSize || 12) + "px " + (ax.axisLabel.fontFamily || "sans-serif");
+  return ax.data.map(function (n) { return { Name: n, Text: ctx.measureText(n).width, Room: ax.axisLabel.width, OptionsWidth: given }; });
+})()`)
+	if len(rows) < 4 {
+		t.Fatalf("%d timeline rows, want the tiers' admitted and rejected rows", len(rows))
+	}
+	truncatedByOption := 0
+	for _, r := range rows {
+		if r.Text > r.Room {
+			t.Errorf("row %q is %.0f px, its label %.0f px: truncated", r.Name, r.Text, r.Room)
+		}
+		if r.Text > r.OptionsWidth {
+			truncatedByOption++
+		}
+	}
+	// The test must be able to fail: some row would not fit the option's
+	// own width.
+	if truncatedByOption == 0 {
+		t.Errorf("no row is wider than the option's %.0f px; the check proves nothing", rows[0].OptionsWidth)
+	}
+}

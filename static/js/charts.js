@@ -56,6 +56,7 @@
       return;
     }
     var d = dark(el);
+    fitLabels(option, el.clientWidth);
     var chart = echarts.getInstanceByDom(el) || echarts.init(el, d ? "dark" : null, { renderer: "canvas" });
     if (d) {
       option.backgroundColor = "transparent"; // the page's background shows
@@ -67,6 +68,20 @@
     }
     el.setAttribute("data-chart-theme-used", d ? "dark" : "light");
     el.setAttribute("data-chart-drawn", "true");
+  }
+
+  // fitLabels widens the truncated labels of a category y axis (the
+  // request timeline's rows, which name the limit that rejected) to 30 %
+  // of a wide chart, up to 300 px, so a desktop shows them whole; a narrow
+  // chart keeps the width the option gives.
+  function fitLabels(option, width) {
+    var axes = Array.isArray(option.yAxis) ? option.yAxis : [option.yAxis];
+    axes.forEach(function (ax) {
+      var label = ax && ax.type === "category" ? ax.axisLabel : null;
+      if (label && label.overflow === "truncate" && label.width > 0) {
+        label.width = Math.max(label.width, Math.min(300, Math.round(0.3 * width)));
+      }
+    });
   }
 
   // kept holds, by id, the drawn charts of the content htmx is about to
