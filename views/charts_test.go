@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -688,5 +689,35 @@ func TestRowHeightsInCSS(t *testing.T) {
 		if !strings.Contains(string(css), rule) {
 			t.Errorf("app.css has no rule %q", rule)
 		}
+	}
+}
+
+// TestOptionsAsEncodingJSON: every option the chart builders encode comes
+// out of marshalOption with the bytes encoding/json writes for it.
+func TestOptionsAsEncodingJSON(t *testing.T) {
+	defer func(m func(any) ([]byte, error)) { marshalOption = m }(marshalOption)
+	fast := marshalOption
+	compared := 0
+	marshalOption = func(v any) ([]byte, error) {
+		got, err := fast(v)
+		want, werr := json.Marshal(v)
+		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
+			t.Errorf("option encoded as\n%.400s\nencoding/json writes\n%.400s", got, want)
+		}
+		compared++
+		return got, err
+	}
+	sim := algorithms.Simulation{Lanes: sixLanes(), Traffic: generate(t, algorithms.DefaultPattern(algorithms.PatternRamp)), Until: 40 * time.Second}
+	PatternCharts(simulate(t, sim), "client-1", IdealLine{Rate: 10, Burst: 20, Keys: 1})
+	PolicyCharts([]PolicyLane{{Name: "default", Run: policyRun(t)}, {Name: "gold", Run: policyRun(t)}}, "test")
+	tb := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 10, Burst: 20}
+	burst := generate(t, algorithms.DefaultPattern(algorithms.PatternIdleThenBurst))
+	ReplicaChart(simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}, {Spec: tb, Replicas: algorithms.Replicas{Count: 3, Balance: algorithms.RoundRobin}}}, Traffic: burst}),
+		[]string{"shared", "local ×3"}, "caption <&> \u2028")
+	storm := generate(t, algorithms.DefaultPattern(algorithms.PatternRetryStorm))
+	still := simulate(t, algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: tb}}, Traffic: storm})
+	RetryStormChart(still, still, "caption", StormNoJitter, "a <b> & \"c\"")
+	if compared < 8 {
+		t.Errorf("%d options compared; want every chart's", compared)
 	}
 }
