@@ -311,3 +311,21 @@ func specChecks(s algorithms.Spec) []Check {
 	}
 	return out
 }
+
+// CheckDescription is a one-line description of each check ID, for
+// tools that list the rules a report can hold (ratelab lint's SARIF
+// rules); TestEveryCheckDescribed holds it to the Check constants.
+var CheckDescription = map[string]string{
+	CheckOvercommit:          "Every client at its limit would send more than the service's usable capacity.",
+	CheckUndersized:          "Normal traffic (clients × p95) already exceeds the usable capacity.",
+	CheckLimitBelowP99:       "A limit below the clients' p99 throttles ordinary clients.",
+	CheckBurstBelowRate:      "The burst is below one second of the rate.",
+	CheckBurstOfOne:          "A burst of 1 rejects any two requests closer than 1/rate.",
+	CheckBurstBelowCost:      "A request costs more than the burst, so it can never pass.",
+	CheckBurstAboveCapacity:  "One client's burst is more than a second of the service's usable capacity.",
+	CheckLocalReplicas:       "Local (per-replica) counting multiplies the limit by the replicas.",
+	CheckFixedWindowBoundary: "A fixed window admits up to twice its limit across a window edge.",
+	CheckIntegerRate:         "nginx rounds the rate to whole requests per second or minute.",
+	CheckWindowUnit:          "The window is not a unit that Kong, envoyproxy/ratelimit and Envoy Gateway count.",
+	CheckWindowOverADay:      "A window over a day is a quota rather than a rate limit.",
+}

@@ -56,6 +56,30 @@ const (
 	LintTierKeyedByIP = "tier_keyed_by_ip"
 )
 
+// LintDescription is a one-line description of each lint ID of the
+// policy's own checks, the calculator's included (calc.CheckDescription),
+// for tools that list the rules a report can hold (ratelab lint's SARIF
+// rules); TestEveryLintDescribed holds it to the Lint constants.
+var LintDescription = func() map[string]string {
+	m := map[string]string{
+		LintInvalid:           "The policy file does not decode: a YAML, field or value error.",
+		LintShadowMode:        "The limits run in shadow mode: they reject nothing yet.",
+		LintFailClosed:        "An outage of the shared store rejects every request (fail_closed).",
+		LintTierOverGlobal:    "A tier's limit admits more than the global limit.",
+		LintNoLimit:           "A class of clients has no limit at all.",
+		LintNotExportable:     "Text that no export target may carry.",
+		LintGlobalBelowClient: "The global limit admits less than one client's designed peak, capacity or rate.",
+		LintShadowedEndpoint:  "An endpoint that an earlier one always matches first, so it never matches.",
+		LintRejectStatus:      "Rejections are answered with a status other than 429 or 503.",
+		LintNoRetryAfter:      "Rejections carry no Retry-After.",
+		LintTierKeyedByIP:     "A tier of authenticated clients is keyed by address.",
+	}
+	for id, d := range calc.CheckDescription {
+		m[id] = d
+	}
+	return m
+}()
+
 // designChecks are the calculator checks about the design itself, which
 // lint reports from the sizing section. The calculator's checks on the
 // limits it derived are replaced by the same checks on the policy's own

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/calc"
 	"github.com/ratelab/ratelab/internal/buildinfo"
@@ -50,7 +51,8 @@ type sarifDriver struct {
 }
 
 type sarifRule struct {
-	ID string `json:"id"`
+	ID               string       `json:"id"`
+	ShortDescription sarifMessage `json:"shortDescription"`
 }
 
 type sarifResult struct {
@@ -112,11 +114,35 @@ func artifactURI(name string) string {
 	return (&url.URL{Path: p}).String()
 }
 
+// ruleDescription is the one-line description of lint ID id.
+func ruleDescription(id string) string {
+	if d := policy.LintDescription[id]; d != "" {
+		return d
+	}
+	return "ratelab lint finding " + id + "."
+}
+
+// toolVersion is the build's version as SARIF tools compare it, starting
+// with a number: a tag without its "v" (v1.4.0 is 1.4.0), and a build
+// without one (go build in a clone: "(devel)") 0.0.0-devel, with the
+// commit when it is known.
+func toolVersion(b buildinfo.Info) string {
+	v := strings.TrimPrefix(b.Version, "v")
+	if v != "" && '0' <= v[0] && v[0] <= '9' {
+		return v
+	}
+	v = "0.0.0-devel"
+	if b.Revision != "" && b.Revision != "unknown" {
+		v += "+" + b.Revision[:min(12, len(b.Revision))]
+	}
+	return v
+}
+
 // newSARIF builds the log of the reports, in their order.
 func newSARIF(reports []report) sarifLog {
 	driver := sarifDriver{
 		Name:           "ratelab",
-		Version:        buildinfo.Read().Version,
+		Version:        toolVersion(buildinfo.Read()),
 		InformationURI: "https://github.com/ratelab/ratelab",
 		Rules:          []sarifRule{},
 	}
@@ -125,7 +151,7 @@ func newSARIF(reports []report) sarifLog {
 		i := slices.IndexFunc(driver.Rules, func(r sarifRule) bool { return r.ID == id })
 		if i < 0 {
 			i = len(driver.Rules)
-			driver.Rules = append(driver.Rules, sarifRule{ID: id})
+			driver.Rules = append(driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: ruleDescription(id)}})
 		}
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(file)}}}
 		if line > 0 {

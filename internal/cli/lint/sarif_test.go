@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ratelab/ratelab/internal/buildinfo"
+	"github.com/ratelab/ratelab/policy"
 )
 
 // sarifSchema compiles testdata's SARIF 2.1.0 subset, with formats
@@ -43,7 +46,10 @@ type sarifOut struct {
 		Tool struct {
 			Driver struct {
 				Name, Version string
-				Rules         []struct{ ID string }
+				Rules         []struct {
+					ID               string
+					ShortDescription struct{ Text string }
+				}
 			}
 		}
 		Results []struct {
@@ -127,8 +133,13 @@ func TestSARIF(t *testing.T) {
 				t.Fatalf("version %q, %d runs; want 2.1.0, 1", log.Version, len(log.Runs))
 			}
 			run := log.Runs[0]
-			if d := run.Tool.Driver; d.Name != "ratelab" || d.Version == "" {
-				t.Errorf("driver %q %q, want ratelab and a version", d.Name, d.Version)
+			if d := run.Tool.Driver; d.Name != "ratelab" || d.Version == "" || d.Version[0] < '0' || d.Version[0] > '9' {
+				t.Errorf("driver %q %q, want ratelab and a version starting with a number", d.Name, d.Version)
+			}
+			for _, r := range run.Tool.Driver.Rules {
+				if want := policy.LintDescription[r.ID]; want == "" || r.ShortDescription.Text != want {
+					t.Errorf("rule %q described %q, want lint's description %q", r.ID, r.ShortDescription.Text, want)
+				}
 			}
 			if len(run.Results) != len(tt.results) {
 				t.Fatalf("%d results, want %d:\n%s", len(run.Results), len(tt.results), out.String())
@@ -178,6 +189,25 @@ func TestSARIFSchemaRejects(t *testing.T) {
 		}
 		if schema.Validate(inst) == nil {
 			t.Errorf("the schema accepts %s", doc)
+		}
+	}
+}
+
+// TestToolVersion: SARIF's tool version starts with a number, as SARIF
+// validators want, for a tagged build and for one without a tag.
+func TestToolVersion(t *testing.T) {
+	for _, tt := range []struct {
+		info buildinfo.Info
+		want string
+	}{
+		{buildinfo.Info{Version: "v1.4.0", Revision: "0123456789abcdef0123"}, "1.4.0"},
+		{buildinfo.Info{Version: "v0.0.0-20261201220800-0123456789ab"}, "0.0.0-20261201220800-0123456789ab"},
+		{buildinfo.Info{Version: "(devel)", Revision: "0123456789abcdef0123"}, "0.0.0-devel+0123456789ab"},
+		{buildinfo.Info{Version: "(devel)", Revision: "unknown"}, "0.0.0-devel"},
+		{buildinfo.Info{Version: "unknown", Revision: "abc"}, "0.0.0-devel+abc"},
+	} {
+		if got := toolVersion(tt.info); got != tt.want {
+			t.Errorf("toolVersion(%+v) = %q, want %q", tt.info, got, tt.want)
 		}
 	}
 }
