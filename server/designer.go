@@ -368,11 +368,12 @@ func (pg *pages) handleDesignerDocs(c echo.Context) error {
 	}
 	var title string
 	var body templ.Component
+	snippetsOf, dataOf := chartPanel(panel, "-snippets"), chartPanel(panel, "-data")
 	switch {
 	case panel == "docs-panel":
 		title = "Use in API docs"
 		body = views.DocsPanelBody(docsSnippets(p, query), exportsPath+"?"+query)
-	case chartPanel(panel, "-snippets") != "" || chartPanel(panel, "-data") != "":
+	case snippetsOf != "" || dataOf != "":
 		w, err := enterHeavy(c, pg.gate, pg.timeout)
 		if err != nil {
 			return err
@@ -382,12 +383,12 @@ func (pg *pages) handleDesignerDocs(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		id := chartPanel(panel, "-snippets") + chartPanel(panel, "-data")
+		id := snippetsOf + dataOf // one of them is empty
 		i := slices.IndexFunc(rv.Charts, func(ch views.Chart) bool { return ch.ID == id })
 		if i < 0 {
 			return echo.NewHTTPError(http.StatusNotFound, "this design has no chart "+id)
 		}
-		if chartPanel(panel, "-data") != "" {
+		if dataOf != "" {
 			title = "Data table: " + rv.Charts[i].Title
 			body = views.ChartTableBody(rv.Charts[i])
 		} else {
