@@ -19,16 +19,25 @@ const (
 	SeverityError   Severity = "error"
 )
 
+// Severities are the severities, least first.
+var Severities = []Severity{SeverityInfo, SeverityWarning, SeverityError}
+
 // Check is one problem found in a design: what, how bad, the numbers behind
 // it, and how to fix it. Subject names the value it is about when that is
 // not obvious ("tiers[1]", "per_replica.burst").
 type Check struct {
-	ID       string             `json:"id"`
-	Severity Severity           `json:"severity"`
-	Subject  string             `json:"subject,omitempty"`
-	Numbers  map[string]float64 `json:"numbers"`
-	Message  string             `json:"message"`
-	Fix      string             `json:"fix"`
+	// The check's stable identifier.
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	// The value the check is about, when that is not obvious
+	// ("tiers[1]", "per_replica.burst").
+	Subject string `json:"subject,omitempty"`
+	// The numbers behind the message, by name.
+	Numbers map[string]float64 `json:"numbers"`
+	// What is wrong, with the numbers.
+	Message string `json:"message"`
+	// How to fix it.
+	Fix string `json:"fix"`
 }
 
 // Check IDs.

@@ -14,8 +14,10 @@ import (
 // Used requests at once, At seconds into virtual time (window algorithms
 // align their windows to 0), then keeps sending until it is rejected.
 type Moment struct {
-	At   float64 `json:"at"`
-	Used int64   `json:"used"`
+	// Seconds into the run.
+	At float64 `json:"at"`
+	// Requests the client has sent.
+	Used int64 `json:"used"`
 }
 
 // DefaultMoment is 70 % into the spec's window (0 for the bucket algorithms)
@@ -45,11 +47,15 @@ const (
 	FormRetryAfter HeaderForm = "retry_after"
 )
 
+// HeaderForms are the header conventions, in the order examples list them.
+var HeaderForms = []HeaderForm{FormIETF, FormLegacy, FormX, FormRetryAfter}
+
 // Header is one response header field.
 type Header struct {
-	Name  string     `json:"name"`
-	Value string     `json:"value"`
-	Form  HeaderForm `json:"form"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// The convention the field follows.
+	Form HeaderForm `json:"form"`
 }
 
 // Response is one response of a header example with the exact numbers
@@ -57,10 +63,15 @@ type Header struct {
 // IETF t), Reset seconds until the client is fully rested (the older
 // Reset), and, for a rejection, RetryAfter seconds until a request passes.
 type Response struct {
-	Status     int      `json:"status"`
-	Remaining  int64    `json:"remaining"`
-	More       float64  `json:"more"`
-	Reset      float64  `json:"reset"`
+	// The HTTP status: 200, or 429 for a rejection.
+	Status int `json:"status"`
+	// Requests left.
+	Remaining int64 `json:"remaining"`
+	// Seconds until more quota (the IETF t).
+	More float64 `json:"more"`
+	// Seconds until the client is fully rested (the older Reset).
+	Reset float64 `json:"reset"`
+	// Seconds until a request passes (only on a rejection).
 	RetryAfter float64  `json:"retry_after,omitempty"`
 	Headers    []Header `json:"headers"`
 }
@@ -72,13 +83,19 @@ type Response struct {
 type HeaderExample struct {
 	Algorithm algorithms.Name `json:"algorithm"`
 	Moment    Moment          `json:"moment"`
-	// Policy, Quota and QuotaWindow are the IETF policy's name, q and w.
-	Policy      string   `json:"policy"`
-	Quota       int64    `json:"quota"`
-	QuotaWindow int64    `json:"quota_window"`
-	Allowed     Response `json:"allowed"`
-	Rejected    Response `json:"rejected"`
-	Note        string   `json:"note"`
+	// The IETF quota policy's name.
+	Policy string `json:"policy"`
+	// The IETF policy's quota q, in requests.
+	Quota int64 `json:"quota"`
+	// The IETF policy's window w, in seconds.
+	QuotaWindow int64 `json:"quota_window"`
+	// The response to the client's burst.
+	Allowed Response `json:"allowed"`
+	// The response to the first request after the client used everything
+	// (a 429).
+	Rejected Response `json:"rejected"`
+	// What the example shows about the algorithm.
+	Note string `json:"note"`
 }
 
 // PolicyName is the quota policy's name in the IETF fields.

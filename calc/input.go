@@ -2,6 +2,7 @@ package calc
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,59 +16,70 @@ import (
 // the field); the pointer fields are the ones where 0 is a meaningful value
 // different from the default, so nil means "not given".
 type Input struct {
-	// Capacity is the measured ceiling of the whole service in requests/s:
-	// the rate at which latency starts to degrade. Required.
-	Capacity float64 `json:"capacity"`
-	// Headroom is the fraction of Capacity kept free; nil means 0.2.
+	// The measured ceiling of the whole service in requests/s: the rate
+	// at which latency starts to degrade.
+	Capacity float64 `json:"capacity" jsonschema:"required"`
+	// The fraction of the capacity kept free; omitted (nil) means 0.2.
 	Headroom *float64 `json:"headroom,omitempty"`
-	// Clients is how many clients are active at once. With Tiers it may be 0
-	// and is then their total.
+	// How many clients are active at once. With tiers it may be 0 and is
+	// then their total.
 	Clients int `json:"clients,omitempty"`
-	// Tiers are classes of clients with their own counts and a multiplier of
-	// the per-client rate (anonymous 0.5, paid 10, …).
+	// Classes of clients with their own counts and a multiplier of the
+	// per-client rate (anonymous 0.5, paid 10, …).
 	Tiers []TierInput `json:"tiers,omitempty"`
-	// P50, P95 and P99 are percentiles of the per-client request rate, in
-	// PercentileUnit; 0 means not measured.
+	// The median per-client request rate, in the percentile unit; 0 means
+	// not measured.
 	P50 float64 `json:"p50,omitempty"`
+	// The 95th percentile of the per-client request rate, in the
+	// percentile unit; 0 means not measured.
 	P95 float64 `json:"p95,omitempty"`
+	// The 99th percentile of the per-client request rate, in the
+	// percentile unit; 0 means not measured.
 	P99 float64 `json:"p99,omitempty"`
-	// PercentileUnit is "second" (default) or "minute".
+	// The unit of the percentiles: "second" (default) or "minute".
 	PercentileUnit PercentileUnit `json:"percentile_unit,omitempty"`
-	// Margin multiplies p99 to give the sustained rate; 0 means 2.
+	// What multiplies p99 to give the sustained rate; 0 means 2.
 	Margin float64 `json:"margin,omitempty"`
-	// Peak and PeakSeconds: a client must be able to send Peak requests/s
-	// for PeakSeconds. Both or neither.
-	Peak        float64 `json:"peak,omitempty"`
+	// A client must be able to send this many requests/s for peak_seconds;
+	// both or neither.
+	Peak float64 `json:"peak,omitempty"`
+	// How many seconds a client must be able to keep up the peak.
 	PeakSeconds float64 `json:"peak_seconds,omitempty"`
-	// Window is the window of the window algorithms in seconds; 0 means 60.
+	// The window of the window algorithms in seconds; 0 means 60.
 	Window float64 `json:"window,omitempty"`
-	// MaxDelay is the longest a request may wait in the leaky bucket's
-	// queue, in seconds; nil sizes the queue to hold a whole burst.
+	// The longest a request may wait in the leaky bucket's queue, in
+	// seconds; omitted (nil) sizes the queue to hold a whole burst.
 	MaxDelay *float64 `json:"max_delay,omitempty"`
-	// Replicas is how many instances enforce the limit; 0 means 1.
+	// How many instances enforce the limit; 0 means 1.
 	Replicas int `json:"replicas,omitempty"`
-	// Enforcement is "shared" (one store every replica asks; default) or
-	// "local" (each replica keeps its own counts).
+	// Where the counts live: "shared" (one store every replica asks;
+	// default) or "local" (each replica keeps its own).
 	Enforcement Enforcement `json:"enforcement,omitempty"`
-	// Endpoints lists routes whose requests cost more than one token.
+	// Routes whose requests cost more than one token.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
-	// Retry is how clients retry a rejected request.
+	// How clients retry a rejected request.
 	Retry Retry `json:"retry"`
 }
 
 // TierInput is a class of clients: how many, and the multiplier of the
 // per-client rate they get (0 means 1).
 type TierInput struct {
-	Name       string  `json:"name"`
-	Clients    int     `json:"clients"`
+	// The tier's name, unique among the tiers.
+	Name string `json:"name" jsonschema:"required"`
+	// How many of its clients are active at once.
+	Clients int `json:"clients" jsonschema:"required"`
+	// The multiple of the per-client rate the tier gets; 0 means 1.
 	Multiplier float64 `json:"multiplier,omitempty"`
 }
 
 // Endpoint is a route and the cost in tokens of one request to it (0 means 1).
 type Endpoint struct {
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Cost   int64  `json:"cost,omitempty"`
+	// The HTTP method, as GET.
+	Method string `json:"method" jsonschema:"required"`
+	// The path, literal or with {name} segments.
+	Path string `json:"path" jsonschema:"required"`
+	// Tokens one request costs; 0 means 1.
+	Cost int64 `json:"cost,omitempty"`
 }
 
 // PercentileUnit is the unit of the percentiles.
@@ -78,6 +90,9 @@ const (
 	PerSecond PercentileUnit = "second"
 	PerMinute PercentileUnit = "minute"
 )
+
+// PercentileUnits are the values of Input.PercentileUnit (blank means the first).
+var PercentileUnits = []PercentileUnit{PerSecond, PerMinute}
 
 // seconds is how many seconds one unit spans.
 func (u PercentileUnit) seconds() float64 {
@@ -96,6 +111,9 @@ const (
 	Local  Enforcement = "local"
 )
 
+// Enforcements are the values of Input.Enforcement (blank means the first).
+var Enforcements = []Enforcement{Shared, Local}
+
 // Defaults and bounds of the input. The bounds keep every derived number
 // finite and, with the cross-checks in Size, inside algorithms' ranges.
 const (
@@ -106,7 +124,9 @@ const (
 	// no peak is given (10–20 s is a common size).
 	DefaultBurstSeconds = 10.0
 
-	MaxCapacity  = 1e9 // requests/s
+	MinCapacity  = 0.001 // requests/s
+	MaxCapacity  = 1e9   // requests/s
+	MaxHeadroom  = 0.95  // of capacity
 	MaxClients   = 100_000_000
 	MaxTiers     = 16
 	MaxEndpoints = 100
@@ -118,11 +138,11 @@ const (
 // normalize returns in with defaults applied, or every field error.
 func (in Input) normalize() (Input, error) {
 	var v errs
-	v.in("capacity", in.Capacity, 0.001, MaxCapacity, "requests per second in [0.001, 1e9]")
+	v.in("capacity", in.Capacity, MinCapacity, MaxCapacity, "requests per second in [0.001, 1e9]")
 	if in.Headroom == nil {
 		in.Headroom = new(DefaultHeadroom)
 	} else {
-		v.in("headroom", *in.Headroom, 0, 0.95, "a fraction in [0, 0.95] (0.2 keeps 20 % free)")
+		v.in("headroom", *in.Headroom, 0, MaxHeadroom, "a fraction in [0, 0.95] (0.2 keeps 20 % free)")
 	}
 
 	// Clients, directly or as the tiers' total.
@@ -170,10 +190,10 @@ func (in Input) normalize() (Input, error) {
 	}
 
 	// Percentiles, in order.
-	switch in.PercentileUnit {
-	case "":
+	switch {
+	case in.PercentileUnit == "":
 		in.PercentileUnit = PerSecond
-	case PerSecond, PerMinute:
+	case slices.Contains(PercentileUnits, in.PercentileUnit):
 	default:
 		v.add("percentile_unit", strconv.Quote(string(in.PercentileUnit)), `"second" or "minute"`)
 		in.PercentileUnit = PerSecond // to word the percentiles' range
@@ -229,10 +249,10 @@ func (in Input) normalize() (Input, error) {
 	} else if in.Replicas < 1 || in.Replicas > MaxReplicas {
 		v.add("replicas", strconv.Itoa(in.Replicas), "a whole number in [1, 1000]")
 	}
-	switch in.Enforcement {
-	case "":
+	switch {
+	case in.Enforcement == "":
 		in.Enforcement = Shared
-	case Shared, Local:
+	case slices.Contains(Enforcements, in.Enforcement):
 	default:
 		v.add("enforcement", strconv.Quote(string(in.Enforcement)), `"shared" or "local"`)
 	}

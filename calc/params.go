@@ -50,21 +50,22 @@ type Params struct {
 	MaxDelay  *Value          `json:"max_delay,omitempty"`
 	Limit     *Value          `json:"limit,omitempty"`
 	Window    *Value          `json:"window,omitempty"`
-	// Pace is the fastest steady rate that is never rejected, and
-	// MinInterval its gap between requests (1/Pace).
-	Pace        Value `json:"pace"`
+	// The fastest steady rate that is never rejected.
+	Pace Value `json:"pace"`
+	// The gap between requests at that pace (1/pace).
 	MinInterval Value `json:"min_interval"`
-	// LargestBurst is the most requests a client gets through in a short
-	// span: the burst, the queue plus one (delayed), or 2 × limit across a
-	// fixed window's edge.
+	// The most requests a client gets through in a short span: the burst,
+	// the queue plus one (delayed), or 2 × limit across a fixed window's
+	// edge.
 	LargestBurst Value `json:"largest_burst"`
-	// RetryAfter is the Retry-After to publish for a client that just used
-	// its whole allowance: whole seconds, rounded up, never 0.
+	// The Retry-After to publish for a client that just used its whole
+	// allowance: whole seconds, rounded up, never 0.
 	RetryAfter Value `json:"retry_after"`
-	// Fidelity is set on Reverse's equivalents: "exact", "approximate" or
-	// "not_expressible".
+	// How well an equivalent of an existing limit reproduces it (only on
+	// equivalents).
 	Fidelity Fidelity `json:"fidelity,omitempty"`
-	Note     string   `json:"note,omitempty"`
+	// How an equivalent differs from the limit (only on equivalents).
+	Note string `json:"note,omitempty"`
 }
 
 // Fidelity says how well an equivalent reproduces a limit.
@@ -76,6 +77,9 @@ const (
 	Approximate    Fidelity = "approximate"
 	NotExpressible Fidelity = "not_expressible"
 )
+
+// Fidelities are the fidelities, best first.
+var Fidelities = []Fidelity{Exact, Approximate, NotExpressible}
 
 // Spec is the algorithm with these parameters. Validate it before use: a
 // not_expressible equivalent has none.

@@ -20,13 +20,17 @@ const (
 	UnitRatio     Unit = "ratio"
 )
 
+// Units are the units of the calculator's outputs.
+var Units = []Unit{UnitPerSecond, UnitPerMinute, UnitRequests, UnitSeconds, UnitFraction, UnitRatio}
+
 // Value is one number the calculator outputs, with its unit and the
 // one-line reason a user reads, the actual numbers substituted:
 // "burst = (300 − 100) × 2 = 400".
 type Value struct {
-	Value  float64 `json:"value"`
-	Unit   Unit    `json:"unit"`
-	Reason string  `json:"reason"`
+	Value float64 `json:"value"`
+	Unit  Unit    `json:"unit"`
+	// One line a user reads, with the numbers substituted.
+	Reason string `json:"reason"`
 }
 
 // epsilon is the relative tolerance of ceil and floor on derived numbers:
