@@ -26,12 +26,21 @@ import (
 // A zero field takes its default; Jitter is a pointer because 0 (no
 // jitter) is a valid choice.
 type Retry struct {
-	Base       float64  `json:"base,omitempty"`        // seconds; 0 means 1
-	Factor     float64  `json:"factor,omitempty"`      // 0 means 2
-	Cap        float64  `json:"cap,omitempty"`         // seconds; 0 means 30
-	Attempts   int      `json:"attempts,omitempty"`    // 0 means 5
-	Jitter     *float64 `json:"jitter,omitempty"`      // fraction; nil means 0.5
-	JitterMode string   `json:"jitter_mode,omitempty"` // "" means "proportional"
+	// Seconds before the first retry; 0 means 1.
+	Base float64 `json:"base,omitempty"`
+	// What each wait is multiplied by for the next; 0 means 2.
+	Factor float64 `json:"factor,omitempty"`
+	// The longest wait in seconds; 0 means 30.
+	Cap float64 `json:"cap,omitempty"`
+	// How many times a request is retried; 0 means 5.
+	Attempts int `json:"attempts,omitempty"`
+	// The proportional mode's fraction of each wait added at random;
+	// omitted (nil) means 0.5; the other modes ignore it.
+	Jitter *float64 `json:"jitter,omitempty"`
+	// How each wait d is drawn: proportional in [d, d × (1 + jitter)),
+	// full in [0, d), equal in [d/2, d), decorrelated in [base, 3 × the
+	// previous wait) capped at cap; blank means proportional.
+	JitterMode string `json:"jitter_mode,omitempty"`
 }
 
 // Retry defaults: 1, 2, 4, 8, 16 s with up to 50 % added.
@@ -112,11 +121,13 @@ func (r Retry) Policy(seed uint64) algorithms.RetryPolicy {
 // each attempt and the range jitter spreads it over, and the rules a client
 // follows. It shows ranges, not random draws, so it is the same every time.
 type Backoff struct {
-	// RetryAfter is the Retry-After the schedule honours, in whole seconds;
-	// 0 when the server sends none.
-	RetryAfter float64   `json:"retry_after"`
-	Attempts   []Attempt `json:"attempts"`
-	Rules      []string  `json:"rules"`
+	// The Retry-After the schedule honours, in whole seconds; 0 when the
+	// server sends none.
+	RetryAfter float64 `json:"retry_after"`
+	// The retries, in order.
+	Attempts []Attempt `json:"attempts"`
+	// The rules a client follows, one sentence each.
+	Rules []string `json:"rules"`
 }
 
 // Attempt is one retry: Wait seconds after the previous rejection without
@@ -125,13 +136,22 @@ type Backoff struct {
 // Retry-After pins it), and Earliest to Latest seconds after the first
 // rejection (the sums of Min and of Max).
 type Attempt struct {
-	Attempt  int     `json:"attempt"`
-	Wait     float64 `json:"wait"`
-	Min      float64 `json:"min"`
-	Max      float64 `json:"max"`
+	// The retry's number, from 1.
+	Attempt int `json:"attempt"`
+	// Seconds after the previous rejection without jitter.
+	Wait float64 `json:"wait"`
+	// The shortest wait the jitter mode draws, in seconds.
+	Min float64 `json:"min"`
+	// The longest wait the jitter mode draws (exclusive unless the cap or
+	// Retry-After pins it), in seconds.
+	Max float64 `json:"max"`
+	// The earliest the retry is sent, in seconds after the first
+	// rejection.
 	Earliest float64 `json:"earliest"`
-	Latest   float64 `json:"latest"`
-	Reason   string  `json:"reason"`
+	// The latest the retry is sent, in seconds after the first rejection.
+	Latest float64 `json:"latest"`
+	// How the wait was worked out.
+	Reason string `json:"reason"`
 }
 
 // Schedule returns the backoff schedule of r for a server that answers every

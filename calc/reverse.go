@@ -12,7 +12,7 @@ import (
 // It is algorithms.Spec as JSON carries it; fields the algorithm does not
 // use must be 0.
 type Limit struct {
-	Algorithm algorithms.Name `json:"algorithm"`
+	Algorithm algorithms.Name `json:"algorithm" jsonschema:"required"`
 	Rate      float64         `json:"rate,omitempty"`   // requests/s (token_bucket, gcra, leaky_bucket)
 	Burst     int64           `json:"burst,omitempty"`  // requests (token_bucket, gcra)
 	Queue     int64           `json:"queue,omitempty"`  // requests (leaky_bucket)
@@ -47,18 +47,20 @@ func (l Limit) Spec() (algorithms.Spec, error) {
 // ReverseResult is what an existing limit means for a client, and the same
 // limit in the other algorithms.
 type ReverseResult struct {
+	// The limit as read.
 	Limit Limit `json:"limit"`
-	// Params describes the limit itself, with its largest burst and the
-	// Retry-After to expect.
+	// The limit itself, with its largest burst and the Retry-After to
+	// expect.
 	Params Params `json:"params"`
-	// MinInterval is the gap between requests that is never rejected and
-	// Pace the sustained rate a client can keep up forever.
+	// The gap between requests that is never rejected.
 	MinInterval Value `json:"min_interval"`
-	Pace        Value `json:"pace"`
-	// Equivalents are the other five algorithms, in algorithms.Names order,
-	// each with its Fidelity and a Note on how it differs.
+	// The sustained rate a client can keep up forever.
+	Pace Value `json:"pace"`
+	// The other five algorithms, in the order of result.algorithms, each
+	// with its fidelity and a note on how it differs.
 	Equivalents []Params `json:"equivalents"`
-	Checks      []Check  `json:"checks"`
+	// The problems found in the limit.
+	Checks []Check `json:"checks"`
 }
 
 // Reverse works out what an existing limit allows: the minimum interval

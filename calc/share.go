@@ -10,13 +10,20 @@ import (
 // percentiles: ln(rate) is normal with mean Mu and standard deviation Sigma
 // (rates in requests/s).
 type Share struct {
-	Fraction   float64  `json:"fraction"` // of clients above the limit, in [0, 1]
-	Clients    float64  `json:"clients"`  // expected number of them
-	Mu         float64  `json:"mu"`
-	Sigma      float64  `json:"sigma"`
-	From       []string `json:"from"` // the two percentiles fitted, e.g. ["p50", "p99"]
-	Assumption string   `json:"assumption"`
-	Reason     string   `json:"reason"`
+	// The fraction of clients above the limit.
+	Fraction float64 `json:"fraction"`
+	// The expected number of them.
+	Clients float64 `json:"clients"`
+	// The mean of ln(rate).
+	Mu float64 `json:"mu"`
+	// The standard deviation of ln(rate).
+	Sigma float64 `json:"sigma"`
+	// The two percentiles fitted, as ["p50", "p99"].
+	From []string `json:"from"`
+	// What the prediction assumes.
+	Assumption string `json:"assumption"`
+	// How the fraction was worked out.
+	Reason string `json:"reason"`
 }
 
 // Standard normal quantiles of the percentiles.

@@ -14,26 +14,37 @@ import (
 // Sizes are the per-client limits (for a tier multiplier of 1); Algorithms
 // turns them into the six algorithms' parameters.
 type Result struct {
-	// Input is the input with its defaults applied.
-	Input     Input `json:"input"`
-	Usable    Value `json:"usable"`
+	// The input with its defaults applied.
+	Input Input `json:"input"`
+	// The capacity less the headroom.
+	Usable Value `json:"usable"`
+	// The usable capacity over the clients (weighted by the tiers'
+	// multipliers).
 	FairShare Value `json:"fair_share"`
 	Sizes
-	// Pace is the fastest steady rate that none of the six algorithms
-	// rejects (the rate, or a little less when the sliding window counter
-	// sets it), and MinInterval its gap between requests, 1/Pace.
-	Pace        Value `json:"pace"`
+	// The fastest steady rate that none of the six algorithms rejects (the
+	// rate, or a little less when the sliding window counter sets it).
+	Pace Value `json:"pace"`
+	// The gap between requests at that pace (1/pace).
 	MinInterval Value `json:"min_interval"`
-	// Algorithms has the six algorithms in algorithms.Names order.
-	Algorithms []Params        `json:"algorithms"`
-	Tiers      []Tier          `json:"tiers,omitempty"`
-	Endpoints  []EndpointFit   `json:"endpoints,omitempty"`
-	PerReplica *PerReplica     `json:"per_replica,omitempty"`
-	Headers    []HeaderExample `json:"headers"`
-	// Backoff is the client schedule for the token bucket's Retry-After.
+	// The six algorithms' parameters: token_bucket, gcra, leaky_bucket,
+	// fixed_window, sliding_log, sliding_window.
+	Algorithms []Params `json:"algorithms"`
+	// Each tier's limits, in the input's order (only with tiers).
+	Tiers []Tier `json:"tiers,omitempty"`
+	// What a client can do on each costly endpoint (only with endpoints).
+	Endpoints []EndpointFit `json:"endpoints,omitempty"`
+	// The split of the limits over the replicas (only with local
+	// enforcement on more than one).
+	PerReplica *PerReplica `json:"per_replica,omitempty"`
+	// Each algorithm's response headers at a moment of a client's run.
+	Headers []HeaderExample `json:"headers"`
+	// The client's retry schedule for the token bucket's Retry-After.
 	Backoff Backoff `json:"backoff"`
-	// Share is nil unless two percentiles are measured.
-	Share  *Share  `json:"share,omitempty"`
+	// The predicted share of clients above the rate (only when two
+	// percentiles are measured).
+	Share *Share `json:"share,omitempty"`
+	// The problems found in the design.
 	Checks []Check `json:"checks"`
 }
 

@@ -10,11 +10,12 @@ import (
 // Tier is one class of clients and its limits: the base sizes with rate,
 // burst and limit scaled by the tier's multiplier.
 type Tier struct {
-	Name       string  `json:"name"`
-	Clients    int     `json:"clients"`
+	Name    string `json:"name"`
+	Clients int    `json:"clients"`
+	// The multiple of the per-client rate the tier gets.
 	Multiplier float64 `json:"multiplier"`
 	Sizes
-	// Aggregate is what the tier's clients may send together: clients × rate.
+	// What the tier's clients may send together: clients × rate.
 	Aggregate Value `json:"aggregate"`
 }
 
@@ -69,6 +70,7 @@ func validSizes(s Sizes, field, value, what string, v *errs) bool {
 type PerReplica struct {
 	Replicas int `json:"replicas"`
 	Sizes
+	// When the split holds, and what breaks it.
 	Caveat string `json:"caveat"`
 }
 

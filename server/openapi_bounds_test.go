@@ -1,0 +1,246 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// docSchema is one schema of the served document, decoded loosely.
+type docSchema struct {
+	Ref        string                `json:"$ref"`
+	Type       any                   `json:"type"` // a name or a list of them
+	Properties map[string]*docSchema `json:"properties"`
+	Items      *docSchema            `json:"items"`
+	Required   []string              `json:"required"`
+	Enum       []any                 `json:"enum"`
+	Minimum    *float64              `json:"minimum"`
+	Maximum    *float64              `json:"maximum"`
+	MaxItems   *int                  `json:"maxItems"`
+}
+
+// documentSchemas are the served document's components.schemas.
+func documentSchemas(t *testing.T) map[string]*docSchema {
+	t.Helper()
+	var doc struct {
+		Components struct {
+			Schemas map[string]*docSchema `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapiJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas
+}
+
+// TestValidatorsEnforceTheDocument: every bound, item count, enum and
+// required member the API document states for the calculator's request
+// schemas is what the validators enforce. A value just outside a bound,
+// one item too many, a value not in an enum and a missing required member
+// are each a 422 naming that field; the bound itself, the most items and
+// each enum value are not refused for that field. The schemas are
+// generated from the Go types (tools/openapi), so this holds the
+// validators to the types' stated ranges.
+func TestValidatorsEnforceTheDocument(t *testing.T) {
+	schemas := documentSchemas(t)
+	srv := newServer(config{})
+	// targets anchor each request schema in a valid request: route, a
+	// request, and where in it the schema's object is.
+	type target struct {
+		route, prefix string
+		base          func() map[string]any
+		at            func(req map[string]any) map[string]any
+	}
+	self := func(req map[string]any) map[string]any { return req }
+	first := func(member string) func(map[string]any) map[string]any {
+		return func(req map[string]any) map[string]any { return req[member].([]any)[0].(map[string]any) }
+	}
+	targets := map[string]target{
+		"CalcInput": {"/api/v1/calc", "", func() map[string]any {
+			return map[string]any{"capacity": 1000.0, "clients": 10}
+		}, self},
+		"TierInput": {"/api/v1/calc", "tiers[0].", func() map[string]any {
+			return map[string]any{"capacity": 1000.0, "tiers": []any{map[string]any{"name": "free", "clients": 10}}}
+		}, first("tiers")},
+		"EndpointInput": {"/api/v1/calc", "endpoints[0].", func() map[string]any {
+			return map[string]any{"capacity": 1000.0, "clients": 10, "endpoints": []any{map[string]any{"method": "GET", "path": "/x", "cost": 2}}}
+		}, first("endpoints")},
+		"RetryInput": {"/api/v1/calc", "retry.", func() map[string]any {
+			return map[string]any{"capacity": 1000.0, "clients": 10, "retry": map[string]any{}}
+		}, func(req map[string]any) map[string]any { return req["retry"].(map[string]any) }},
+		"Limit": {"/api/v1/calc/reverse", "", func() map[string]any {
+			return map[string]any{"algorithm": "token_bucket", "rate": 10.0, "burst": 20}
+		}, self},
+	}
+	// at overrides a target's base for the request that sets a member to
+	// its bound ("Schema.member=bound"): clients may be 0 only with tiers
+	// (it is then their total).
+	at := map[string]func() map[string]any{
+		"CalcInput.clients=0": func() map[string]any {
+			return map[string]any{"capacity": 1000.0, "tiers": []any{map[string]any{"name": "free", "clients": 10}}}
+		},
+	}
+	// items make n valid, distinct items of a list member.
+	items := map[string]func(n int) []any{
+		"CalcInput.tiers": func(n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				out[i] = map[string]any{"name": fmt.Sprintf("t%d", i), "clients": 1}
+			}
+			return out
+		},
+		"CalcInput.endpoints": func(n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				out[i] = map[string]any{"method": "GET", "path": fmt.Sprintf("/e%d", i), "cost": 2}
+			}
+			return out
+		},
+	}
+
+	// Every schema the calculator's request bodies reach has a target.
+	for _, root := range []string{"CalcInput", "Limit"} {
+		seen := map[string]bool{}
+		var walk func(name string)
+		walk = func(name string) {
+			if seen[name] {
+				return
+			}
+			seen[name] = true
+			if _, ok := targets[name]; !ok {
+				t.Errorf("request schema %s (from %s) has no target in this test", name, root)
+			}
+			var refs func(s *docSchema)
+			refs = func(s *docSchema) {
+				if s == nil {
+					return
+				}
+				if n, ok := strings.CutPrefix(s.Ref, "#/components/schemas/"); ok {
+					walk(n)
+				}
+				refs(s.Items)
+				for _, p := range s.Properties {
+					refs(p)
+				}
+			}
+			refs(schemas[name])
+		}
+		walk(root)
+	}
+
+	// fields sends req and returns the fields its 422 names (none for any
+	// other status).
+	fields := func(t *testing.T, route string, req map[string]any) []string {
+		t.Helper()
+		body, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body)))
+		r.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		if rec.Code != http.StatusUnprocessableEntity {
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s %s: status %d\n%s", route, body, rec.Code, rec.Body)
+			}
+			return nil
+		}
+		var p struct {
+			Errors []fieldProblem `json:"errors"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range p.Errors {
+			out = append(out, e.Field)
+		}
+		return out
+	}
+	// expect sends req with member set (or deleted, for a nil value) and
+	// checks whether the answer names field.
+	expect := func(t *testing.T, tg target, member string, value any, refused bool, field string) {
+		t.Helper()
+		req := tg.base()
+		obj := tg.at(req)
+		if value == nil {
+			delete(obj, member)
+		} else {
+			obj[member] = value
+		}
+		got := fields(t, tg.route, req)
+		if slices.Contains(got, field) != refused {
+			b, _ := json.Marshal(req)
+			t.Errorf("%s: refused fields %q, want %s refused=%v", b, got, field, refused)
+		}
+	}
+
+	names := make([]string, 0, len(targets))
+	for n := range targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	checked := 0
+	for _, name := range names {
+		tg, s := targets[name], schemas[name]
+		if s == nil {
+			t.Fatalf("the document has no schema %s", name)
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, m := range s.Required {
+				expect(t, tg, m, nil, true, tg.prefix+m)
+				checked++
+			}
+			for m, p := range s.Properties {
+				field := tg.prefix + m
+				if p.Minimum != nil || p.Maximum != nil {
+					for _, b := range []struct {
+						at  *float64
+						dir float64
+					}{{p.Minimum, -1}, {p.Maximum, 1}} {
+						if b.at == nil {
+							continue
+						}
+						var v, out any = *b.at, *b.at + b.dir*math.Max(math.Abs(*b.at)*1e-9, 1e-12)
+						if p.Type == any("integer") {
+							v, out = int64(*b.at), int64(*b.at)+int64(b.dir)
+						}
+						tb := tg
+						if base := at[fmt.Sprintf("%s.%s=%v", name, m, v)]; base != nil {
+							tb.base = base
+						}
+						expect(t, tb, m, v, false, field)
+						expect(t, tg, m, out, true, field)
+						checked += 2
+					}
+				}
+				if p.MaxItems != nil {
+					make := items[name+"."+m]
+					if make == nil {
+						t.Fatalf("%s.%s has maxItems but the test makes no items for it", name, m)
+					}
+					expect(t, tg, m, make(*p.MaxItems), false, field)
+					expect(t, tg, m, make(*p.MaxItems+1), true, field)
+					checked += 2
+				}
+				if len(p.Enum) > 0 {
+					for _, v := range p.Enum {
+						expect(t, tg, m, v, false, field)
+					}
+					expect(t, tg, m, "no-such-"+m, true, field)
+					checked += len(p.Enum) + 1
+				}
+			}
+		})
+	}
+	if checked < 40 {
+		t.Errorf("checked %d statements of the document, want the calculator's (at least 40)", checked)
+	}
+}
