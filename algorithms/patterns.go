@@ -221,6 +221,10 @@ type Pattern struct {
 	Seed     uint64        // seed of every random choice
 }
 
+// KeyBys are the values of Pattern.KeyBy: one key for the shared address,
+// or one per user.
+var KeyBys = []string{"ip", "api_key"}
+
 // PatternInfo describes a pattern for the UI and the API documentation.
 type PatternInfo struct {
 	Name   PatternName
@@ -352,7 +356,7 @@ func (p Pattern) validateParam(field string) error {
 			return &ParamError{field, formatFloat(p.Jitter), "a fraction in [0, 1]"}
 		}
 	case "key_by":
-		if p.KeyBy != "ip" && p.KeyBy != "api_key" {
+		if !slices.Contains(KeyBys, p.KeyBy) {
 			return &ParamError{field, strconv.Quote(p.KeyBy), `"ip" or "api_key"`}
 		}
 	}

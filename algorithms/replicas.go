@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -14,6 +15,9 @@ const (
 	RoundRobin Balance = "round_robin"
 	Random     Balance = "random"
 )
+
+// Balances are the balancers.
+var Balances = []Balance{RoundRobin, Random}
 
 // Replicas describes where a limit is enforced. Count ≤ 1 is one shared
 // state (one process, or a central store such as Redis that every replica
@@ -39,8 +43,8 @@ const MaxReplicas = 1000
 func (r Replicas) Validate() error {
 	switch {
 	case r.Count < 0 || r.Count > MaxReplicas:
-		return &ParamError{"replicas", strconv.Itoa(r.Count), "a whole number in [1, 1000]"}
-	case r.Count > 1 && r.Balance != RoundRobin && r.Balance != Random:
+		return &ParamError{"count", strconv.Itoa(r.Count), "a whole number in [0, 1000] (0 and 1 are one shared state)"}
+	case r.Count > 1 && !slices.Contains(Balances, r.Balance):
 		return &ParamError{"balance", strconv.Quote(string(r.Balance)), `"round_robin" or "random"`}
 	case len(r.Skew) > max(r.Count, 1):
 		return &ParamError{"skew", strconv.Itoa(len(r.Skew)) + " entries", "at most one per replica"}

@@ -95,8 +95,8 @@ func TestReplicasValidate(t *testing.T) {
 		r     algorithms.Replicas
 		field string
 	}{
-		{algorithms.Replicas{Count: -1}, "replicas"},
-		{algorithms.Replicas{Count: 1001}, "replicas"},
+		{algorithms.Replicas{Count: -1}, "count"},
+		{algorithms.Replicas{Count: 1001}, "count"},
 		{algorithms.Replicas{Count: 2}, "balance"},
 		{algorithms.Replicas{Count: 2, Balance: algorithms.Random, Skew: []time.Duration{0, 0, 0}}, "skew"},
 		{algorithms.Replicas{Count: 2, Balance: algorithms.Random, Skew: []time.Duration{0, 2 * time.Hour}}, "skew[1]"},
