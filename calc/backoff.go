@@ -13,6 +13,7 @@ import (
 // Retry is how a client retries a rejected request: before retry n its
 // exponential wait is d = min(Cap, Base × Factor^(n−1)) seconds, at most
 // Attempts times, and it never waits less than the server's Retry-After.
+//
 // JitterMode says how the actual wait is drawn from d, uniformly:
 //
 //   - "proportional" (the default, ""): in [d, d × (1 + Jitter)), so it
@@ -119,7 +120,9 @@ func (r Retry) Policy(seed uint64) algorithms.RetryPolicy {
 
 // Backoff is a client's retry schedule after a rejection: the wait before
 // each attempt and the range jitter spreads it over, and the rules a client
-// follows. It shows ranges, not random draws, so it is the same every time.
+// follows.
+//
+// It shows ranges, not random draws, so it is the same every time.
 type Backoff struct {
 	// The Retry-After the schedule honours, in whole seconds; 0 when the
 	// server sends none.

@@ -23,8 +23,7 @@ const (
 var Severities = []Severity{SeverityInfo, SeverityWarning, SeverityError}
 
 // Check is one problem found in a design: what, how bad, the numbers behind
-// it, and how to fix it. Subject names the value it is about when that is
-// not obvious ("tiers[1]", "per_replica.burst").
+// it, and how to fix it.
 type Check struct {
 	// The check's stable identifier.
 	ID       string   `json:"id"`

@@ -78,8 +78,9 @@ type Response struct {
 
 // HeaderExample is what a limiter's responses carry at a Moment: the
 // response to the client's burst (Allowed) and to the first request it
-// sends after using everything (Rejected, a 429). The numbers come from
-// running the limiter in virtual time.
+// sends after using everything (Rejected, a 429).
+//
+// The numbers come from running the limiter in virtual time.
 type HeaderExample struct {
 	Algorithm algorithms.Name `json:"algorithm"`
 	Moment    Moment          `json:"moment"`

@@ -10,11 +10,13 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 )
 
-// Input is what the designer knows about a service and its clients. Rates are
-// requests per second unless PercentileUnit says the percentiles are per
-// minute; durations are seconds. A zero field takes its default (listed on
-// the field); the pointer fields are the ones where 0 is a meaningful value
-// different from the default, so nil means "not given".
+// Input is what the designer knows about a service and its clients. Rates
+// are requests per second unless the percentile unit is minute; durations
+// are seconds. A zero or omitted field takes its default.
+//
+// The defaults are listed on the fields; the pointer fields are the ones
+// where 0 is a meaningful value different from the default, so nil means
+// "not given".
 type Input struct {
 	// The measured ceiling of the whole service in requests/s: the rate
 	// at which latency starts to degrade.

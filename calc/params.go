@@ -33,7 +33,9 @@ func (s Sizes) Spec(name algorithms.Name) algorithms.Spec {
 
 // Params is one algorithm's parameters, each with its reason, and what they
 // mean for a client: the largest burst the algorithm lets through and the
-// Retry-After to publish. Only the fields of the algorithm are set:
+// Retry-After to publish, only the algorithm's own parameters set.
+//
+// The fields of each algorithm:
 //
 //	token_bucket     rate, burst
 //	gcra             rate, burst, interval T, tolerance τ

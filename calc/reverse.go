@@ -9,6 +9,7 @@ import (
 
 // Limit is an existing limit in the one vocabulary of the API, the policy
 // file and the UI: an algorithm and its parameters, the window in seconds.
+//
 // It is algorithms.Spec as JSON carries it; fields the algorithm does not
 // use must be 0.
 type Limit struct {

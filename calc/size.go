@@ -10,8 +10,9 @@ import (
 	"github.com/ratelab/ratelab/algorithms"
 )
 
-// Result is everything the calculator derives from an Input. The embedded
-// Sizes are the per-client limits (for a tier multiplier of 1); Algorithms
+// Result is everything the calculator derives from an Input.
+//
+// The embedded Sizes are the per-client limits (for a tier multiplier of 1); Algorithms
 // turns them into the six algorithms' parameters.
 type Result struct {
 	// The input with its defaults applied.

@@ -11,11 +11,15 @@ import (
 // "tiers[1].limit.burst"), what (Message), and, when a likely fix is
 // known, a Hint ("did you mean `burst`?").
 type Error struct {
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
+	// 1-based; absent (0) when unknown.
+	Line int `json:"line,omitempty"`
+	// 1-based; absent (0) when unknown.
+	Column int `json:"column,omitempty"`
+	// The path of the field, as in tiers[1].limit.burst.
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
+	// A likely fix, such as: did you mean `burst`?
+	Hint string `json:"hint,omitempty"`
 }
 
 // Error formats e as "3:5: tiers[1].limit.brust: unknown field `brust`; did you mean `burst`?".

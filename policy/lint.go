@@ -19,12 +19,18 @@ import (
 // in code).
 type Finding struct {
 	Severity calc.Severity `json:"severity"`
-	ID       string        `json:"id"`
-	Field    string        `json:"field,omitempty"`
-	Line     int           `json:"line,omitempty"`
-	Column   int           `json:"column,omitempty"`
-	Message  string        `json:"message"`
-	Fix      string        `json:"fix"`
+	// The stable ID of the check, such as overcommit or fail_closed.
+	ID string `json:"id"`
+	// The path of the culprit, as in tiers[1].limit.
+	Field string `json:"field,omitempty"`
+	// 1-based; absent (0) when unknown.
+	Line int `json:"line,omitempty"`
+	// 1-based; absent (0) when unknown.
+	Column int `json:"column,omitempty"`
+	// What is wrong.
+	Message string `json:"message"`
+	// How to fix it.
+	Fix string `json:"fix"`
 }
 
 // Lint IDs of the policy's own checks; the calculator's keep calc's IDs

@@ -15,11 +15,14 @@ import (
 	"github.com/ratelab/ratelab/calc"
 )
 
-// fieldProblem is one thing wrong with a request, named by the field the
-// user sent, as the API's 422 body lists them; Path is, for a design URL's
-// parameter, the field's path in the policy ("tiers[1].limit.burst").
-type fieldProblem struct {
-	Field   string `json:"field"`
+// FieldProblem is one thing wrong with a request, named by the field the
+// client sent (JSON field names and array indices, "tiers[0].name"); field
+// is empty for the request as a whole.
+type FieldProblem struct {
+	// The request field, as sent; empty for the whole body.
+	Field string `json:"field"`
+	// For a design URL parameter, the same field as a policy path
+	// ("tiers[1].limit.burst").
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
 }
@@ -27,7 +30,7 @@ type fieldProblem struct {
 // invalidRequest is a request the API understood but cannot accept; the error
 // handler answers it 422 with every problem.
 type invalidRequest struct {
-	problems []fieldProblem
+	problems []FieldProblem
 }
 
 func (e *invalidRequest) Error() string {
@@ -40,7 +43,7 @@ func (e *invalidRequest) Error() string {
 
 // invalid returns an invalidRequest with one problem.
 func invalid(field, format string, args ...any) *invalidRequest {
-	return &invalidRequest{[]fieldProblem{{Field: field, Message: fmt.Sprintf(format, args...)}}}
+	return &invalidRequest{[]FieldProblem{{Field: field, Message: fmt.Sprintf(format, args...)}}}
 }
 
 // fromCalc turns the calculator's field errors into an invalidRequest, or
@@ -50,7 +53,7 @@ func fromCalc(err error) error {
 	if errors.As(err, &es) {
 		inv := &invalidRequest{}
 		for _, e := range es {
-			inv.problems = append(inv.problems, fieldProblem{Field: e.Field, Message: e.Error()})
+			inv.problems = append(inv.problems, FieldProblem{Field: e.Field, Message: e.Error()})
 		}
 		return inv
 	}

@@ -138,7 +138,7 @@ func TestCalcAPIRejectsBadInputByField(t *testing.T) {
 			}
 			validate(t, schema, rec.Body.Bytes())
 			var got struct {
-				Errors []fieldProblem `json:"errors"`
+				Errors []FieldProblem `json:"errors"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) == 0 {
 				t.Fatalf("body %s: %v", rec.Body, err)

@@ -115,7 +115,7 @@ func TestSimulateAPIStopsReadingAtTwentyBadArrivals(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("status %d %s; want 422", rec.Code, rec.Body)
 	}
-	var got struct{ Errors []fieldProblem }
+	var got struct{ Errors []FieldProblem }
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) != maxProblems || got.Errors[19].Field != "arrivals[19].at" {
 		t.Fatalf("problems %+v (%v); want the first %d arrivals' missing times", got.Errors, err, maxProblems)
 	}

@@ -62,22 +62,22 @@ func (p *designPage) message(param string) string {
 
 // designProblems are the problems of the policy and its sizing: with any,
 // there is no policy to show, export or simulate.
-func (p *designPage) designProblems() []fieldProblem {
-	var out []fieldProblem
+func (p *designPage) designProblems() []FieldProblem {
+	var out []FieldProblem
 	for _, pr := range p.problems() {
 		if !isPatternParam(pr.Field) {
-			out = append(out, fieldProblem{Field: pr.Field, Path: p.d.PathOf(pr.Field), Message: pr.Message})
+			out = append(out, FieldProblem{Field: pr.Field, Path: p.d.PathOf(pr.Field), Message: pr.Message})
 		}
 	}
 	return out
 }
 
 // patternProblems are the problems of the chart pattern.
-func (p *designPage) patternProblems() []fieldProblem {
-	var out []fieldProblem
+func (p *designPage) patternProblems() []FieldProblem {
+	var out []FieldProblem
 	for _, pr := range p.problems() {
 		if isPatternParam(pr.Field) {
-			out = append(out, fieldProblem{Field: pr.Field, Message: pr.Message})
+			out = append(out, FieldProblem{Field: pr.Field, Message: pr.Message})
 		}
 	}
 	return out
@@ -86,7 +86,7 @@ func (p *designPage) patternProblems() []fieldProblem {
 // policy is the design's policy, or the problems that keep it from being
 // one (named by the URL's parameters). The chart pattern is not part of a
 // policy, so its problems do not count.
-func (p *designPage) policy() (policy.Policy, []fieldProblem) {
+func (p *designPage) policy() (policy.Policy, []FieldProblem) {
 	if probs := p.designProblems(); len(probs) > 0 {
 		return policy.Policy{}, probs
 	}

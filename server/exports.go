@@ -79,7 +79,7 @@ func exportFailure(d *designPage, err error) error {
 	case field != "":
 		field = "export." + field
 	}
-	return &invalidRequest{problems: []fieldProblem{{Field: field, Message: xe.Error()}}}
+	return &invalidRequest{problems: []FieldProblem{{Field: field, Message: xe.Error()}}}
 }
 
 // handleExportTarget answers GET /export/{target}?<design>&export.…: the

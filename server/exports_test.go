@@ -110,7 +110,7 @@ func TestExportTargetRefusals(t *testing.T) {
 			if tt.field == "" {
 				return
 			}
-			var body struct{ Errors []fieldProblem }
+			var body struct{ Errors []FieldProblem }
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) == 0 {
 				t.Fatalf("not a JSON error list: %s", rec.Body)
 			}

@@ -628,7 +628,7 @@ func checkTooLarge(t *testing.T, rec *httptest.ResponseRecorder, wantMsg string)
 	if got := rec.Header().Get(echo.HeaderContentType); got != mimeProblemJSON {
 		t.Errorf("Content-Type: got %q, want %s", got, mimeProblemJSON)
 	}
-	var body problemDetails
+	var body Problem
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 		t.Fatalf("body: %v: %s", err, rec.Body)
 	}

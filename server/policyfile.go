@@ -79,12 +79,16 @@ func policyFilename(name string) string {
 	return name + ".yaml"
 }
 
-// lintResult is the answer of POST /api/v1/policy/lint: whether the
+// LintResult is the answer of POST /api/v1/policy/lint: whether the
 // document decodes, every decoding error, and the lint findings of a
 // document that decodes.
-type lintResult struct {
-	Valid    bool             `json:"valid"`
-	Errors   policy.Errors    `json:"errors"`
+type LintResult struct {
+	// Whether the document decodes; lint findings, even at error severity,
+	// do not make it invalid.
+	Valid bool `json:"valid"`
+	// Why it does not decode; empty when valid.
+	Errors policy.Errors `json:"errors"`
+	// The lint findings; empty when not valid.
 	Findings []policy.Finding `json:"findings"`
 }
 
@@ -114,7 +118,7 @@ func handleLint(c echo.Context) error {
 		}
 		return &bodyReadError{err}
 	}
-	res := lintResult{Valid: true, Errors: policy.Errors{}, Findings: []policy.Finding{}}
+	res := LintResult{Valid: true, Errors: policy.Errors{}, Findings: []policy.Finding{}}
 	p, err := policy.Decode(bytes.NewReader(data))
 	if err != nil {
 		res.Valid = false

@@ -600,7 +600,7 @@ func TestBadPolicyInTheURLNamesItsPath(t *testing.T) {
 			}
 			validate(t, schema, rec.Body.Bytes())
 			var body struct {
-				Errors []fieldProblem `json:"errors"`
+				Errors []FieldProblem `json:"errors"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // media type, the members the OpenAPI document's Problem schema promises,
 // a title that is the status's reason phrase, a detail containing
 // wantDetail, and the errors extension member.
-func checkProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, wantDetail string) problemDetails {
+func checkProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, wantDetail string) Problem {
 	t.Helper()
 	if rec.Code != status {
 		t.Fatalf("status %d, want %d: %s", rec.Code, status, rec.Body)
@@ -30,7 +30,7 @@ func checkProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, want
 		t.Errorf("Content-Type %q, want %s", got, mimeProblemJSON)
 	}
 	validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
-	var p problemDetails
+	var p Problem
 	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 		t.Fatalf("body: %v: %s", err, rec.Body)
 	}

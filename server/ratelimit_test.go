@@ -162,7 +162,7 @@ func checkRejected(t *testing.T, rec *httptest.ResponseRecorder, wantRetry int64
 	}
 	checkSecurityHeaders(t, h)
 	validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
-	var body problemDetails
+	var body Problem
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 		t.Fatalf("body: %v: %s", err, rec.Body)
 	}

@@ -130,7 +130,7 @@ const refusedBodyWait = 2 * time.Second
 // a 500 whose details go to the log, never to the client. Under /api/
 // every error, an unknown path (404) and a wrong method (405, with Allow)
 // included, is RFC 9457 problem details (application/problem+json, see
-// problemDetails) whose errors member lists the problems by field
+// Problem) whose errors member lists the problems by field
 // ([{"field":…,"message":…}]); elsewhere errors are plain text, but for
 // an invalidRequest, problem details on every route; none are cached.
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {

@@ -32,109 +32,206 @@ const defaultMaxArrivals = 1_000_000
 // about 45 bytes each, with room to spare.
 const simulateBodyLimit = 64 << 20
 
-// simulateRequest is the body of POST /api/v1/simulate: one limiter, or a
-// whole policy, and either explicit arrivals or a pattern that generates
-// them. Times and durations are seconds. decodeSimulate reads it member
-// by member (the tags name the members), and the arrivals one by one.
-type simulateRequest struct {
-	Limiter *calc.Limit     `json:"limiter"`
-	Policy  json.RawMessage `json:"policy"` // the policy document as JSON, read by policy.Decode
-	// arrivals are the "arrivals" member as read; hasArrivals tells an
-	// empty list from none.
-	arrivals    []arrivalIn
+// SimulateRequest is the body of POST /api/v1/simulate: one limiter or
+// one policy, and either arrivals (processed in time order; decisions come
+// back in input order) or a pattern; with a policy and a pattern, mix
+// assigns tiers and requests. Times and durations are seconds.
+//
+// decodeSimulate reads it member by member (the tags name the members),
+// and the arrivals one by one as they stream in.
+type SimulateRequest struct {
+	// The limiter to run; send it or policy, not both.
+	Limiter *calc.Limit `json:"limiter"`
+	// The policy document as JSON: the fields of the YAML policy file
+	// (apiVersion, kind, metadata, service, defaults, tiers, endpoints,
+	// global, …) with durations as Go duration strings ("60s"); its schema
+	// is served at /schema/policy.json. Problems are reported under
+	// policy.<path>, as policy.tiers[1].limit.burst.
+	Policy json.RawMessage `json:"policy"`
+	// Explicit arrivals, at most -max-arrivals (default 1000000); read as
+	// they stream in, so a body past the cap, or with 20 arrivals without a
+	// valid time, is refused before the rest is read.
+	arrivals []arrivalIn
+	// hasArrivals tells an empty list of arrivals from none.
 	hasArrivals bool
-	Pattern     json.RawMessage `json:"pattern"` // a patternJSON; omitted fields take the pattern's defaults
-	Mix         *mixJSON        `json:"mix"`     // with a policy and a pattern: who is in which tier, what they request
-	Replicas    *replicasJSON   `json:"replicas"`
-	Window      *float64        `json:"window"` // span of summary.max_in_window; default the limiter's window, else 60
-	Bin         *float64        `json:"bin"`    // width of a series bin; default about 1/100 of the run
-	Seed        *uint64         `json:"seed"`   // overrides the pattern's seed
-	// Decisions false leaves the per-arrival lists (decisions, generated
-	// arrivals) out of the answer: the summary and series only.
+	// The pattern that generates the arrivals; omitted members take the
+	// pattern's defaults.
+	Pattern json.RawMessage `json:"pattern"`
+	// With a policy and a pattern: who is in which tier and what each
+	// arrival requests.
+	Mix *Mix `json:"mix"`
+	// Local enforcement on several replicas; limiter only.
+	Replicas *Replicas `json:"replicas"`
+	// Seconds: the span of summary.max_in_window; default the limiter's
+	// window, else 60; limiter only.
+	Window *float64 `json:"window"`
+	// Seconds per series bin; default about 1/100 of the run.
+	Bin *float64 `json:"bin"`
+	// Overrides the pattern's seed.
+	Seed *uint64 `json:"seed"`
+	// False leaves the per-arrival lists (decisions, and the generated
+	// arrivals) out of the answer: the summary and the series only, for
+	// runs too large to list.
 	Decisions *bool `json:"decisions"`
 }
 
 // withDecisions reports whether the answer lists every decision.
-func (req *simulateRequest) withDecisions() bool { return req.Decisions == nil || *req.Decisions }
+func (req *SimulateRequest) withDecisions() bool { return req.Decisions == nil || *req.Decisions }
 
-// arrivalJSON is one arrival. Cost is the limiter form's; Tier, Method and
+// ArrivalInput is one arrival. Cost is the limiter form's; Tier, Method and
 // Path the policy form's (the policy sets the cost).
-type arrivalJSON struct {
-	At     *float64 `json:"at"`
-	Key    string   `json:"key"`
-	Cost   *int64   `json:"cost"`
-	Tier   string   `json:"tier"`
-	Method string   `json:"method"`
-	Path   string   `json:"path"`
+type ArrivalInput struct {
+	// Seconds since the start of the run.
+	At *float64 `json:"at" jsonschema:"required"`
+	// The client; omitted means one shared key with a limiter, and a
+	// request no client limit can key (only the global limit applies) with
+	// a policy.
+	Key string `json:"key"`
+	// Tokens; omitted means 1. Limiter only: a policy's endpoints set the
+	// cost.
+	Cost *int64 `json:"cost"`
+	// Policy only: the tier the request names, matched ignoring ASCII case;
+	// it must be one of the policy's tiers; omitted means the default
+	// limit.
+	Tier string `json:"tier"`
+	// Policy only: the request method, matched ignoring case.
+	Method string `json:"method"`
+	// Policy only: the request path, starting with '/', without the query.
+	Path string `json:"path"`
 }
 
-// patternJSON is algorithms.Pattern in the API's vocabulary; durations in
-// seconds.
-type patternJSON struct {
-	Name     algorithms.PatternName `json:"name"`
-	Duration float64                `json:"duration"`
-	Rate     float64                `json:"rate"`
-	To       float64                `json:"to"`
-	Count    int                    `json:"count"`
-	Idle     float64                `json:"idle"`
-	Period   float64                `json:"period"`
-	Window   float64                `json:"window"`
-	Clients  int                    `json:"clients"`
-	Jitter   float64                `json:"jitter"`
-	KeyBy    string                 `json:"key_by"`
-	Cost     int64                  `json:"cost"`
-	Seed     uint64                 `json:"seed"`
+// Pattern is a named, seeded traffic pattern (algorithms.Pattern in the
+// API's vocabulary, durations in seconds); each reads only its own
+// parameters.
+type Pattern struct {
+	Name algorithms.PatternName `json:"name" jsonschema:"required"`
+	// Seconds of traffic.
+	Duration float64 `json:"duration"`
+	// Requests/s per client.
+	Rate float64 `json:"rate"`
+	// Ramp: the rate at the end.
+	To float64 `json:"to"`
+	// Requests in a burst or flush, or on each side of a window edge.
+	Count int `json:"count"`
+	// Seconds of silence before the burst or flush.
+	Idle float64 `json:"idle"`
+	// Seconds between bursts.
+	Period float64 `json:"period"`
+	// Seconds: the window whose edge window_boundary straddles.
+	Window float64 `json:"window"`
+	// Independent clients (steady, poisson), clients rejected together
+	// (retry_storm), users behind one address (shared_ip).
+	Clients int `json:"clients"`
+	// Retry_storm: the fraction of each backoff added at random.
+	Jitter float64 `json:"jitter"`
+	// Shared_ip: "ip" (one key for the office) or "api_key" (one per user).
+	KeyBy string `json:"key_by"`
+	// Tokens each request costs; 0 means 1.
+	Cost int64 `json:"cost"`
+	// The seed of every random choice.
+	Seed uint64 `json:"seed"`
 }
 
-type replicasJSON struct {
-	Count   int                `json:"count"`
+// Replicas is local enforcement on count replicas behind a balancer;
+// omitted means one shared state.
+type Replicas struct {
+	// How many replicas; 0 or 1 is one shared state.
+	Count int `json:"count"`
+	// How the balancer spreads requests.
 	Balance algorithms.Balance `json:"balance"`
-	Skew    []float64          `json:"skew"` // seconds per replica
-	Seed    uint64             `json:"seed"`
+	// Seconds each replica's clock is ahead.
+	Skew []float64 `json:"skew"`
+	// The seed of the random balancer.
+	Seed uint64 `json:"seed"`
 }
 
-type decisionJSON struct {
-	Allowed    bool    `json:"allowed"`
-	Delay      float64 `json:"delay"`
-	Remaining  int64   `json:"remaining"`
-	RetryAfter float64 `json:"retry_after"` // seconds; -1 when the request can never pass
-	Reset      float64 `json:"reset"`
+// Decision is the limiter's decision on one arrival.
+type Decision struct {
+	Allowed bool `json:"allowed"`
+	// Seconds an admitted request waits (leaky_bucket).
+	Delay     float64 `json:"delay"`
+	Remaining int64   `json:"remaining"`
+	// Seconds until the same request would pass; -1 when it never can.
+	RetryAfter float64 `json:"retry_after"`
+	// Seconds until the client is rested.
+	Reset float64 `json:"reset"`
 
 	// The durations the seconds came from, for appendJSON.
 	delay, retryAfter, reset time.Duration
 }
 
-type summaryJSON struct {
-	Offered        int64    `json:"offered"`
-	Admitted       int64    `json:"admitted"`
-	Rejected       int64    `json:"rejected"`
-	OfferedCost    int64    `json:"offered_cost"`
-	AdmittedCost   int64    `json:"admitted_cost"`
-	AdmittedShare  float64  `json:"admitted_share"`
-	MaxIn1s        int64    `json:"max_in_1s"`
-	MaxInWindow    int64    `json:"max_in_window"`
-	Window         float64  `json:"window"`
-	DelayP50       float64  `json:"delay_p50"`
-	DelayP99       float64  `json:"delay_p99"`
-	DelayMax       float64  `json:"delay_max"`
-	FirstRejection *float64 `json:"first_rejection"` // null when nothing was rejected
-	Retries        int64    `json:"retries"`
-	GaveUp         int64    `json:"gave_up"`
+// Summary sums up a limiter's run.
+type Summary struct {
+	// Requests sent, retries included.
+	Offered int64 `json:"offered"`
+	// Requests admitted.
+	Admitted int64 `json:"admitted"`
+	// Requests rejected.
+	Rejected int64 `json:"rejected"`
+	// Tokens the requests cost.
+	OfferedCost int64 `json:"offered_cost"`
+	// Tokens the admitted requests cost.
+	AdmittedCost int64 `json:"admitted_cost"`
+	// Admitted over offered.
+	AdmittedShare float64 `json:"admitted_share"`
+	// The most requests admitted in any span of 1 s (a leaky bucket's
+	// counted when released, as the backend sees them).
+	MaxIn1s int64 `json:"max_in_1s"`
+	// The most requests admitted in any span of window seconds.
+	MaxInWindow int64 `json:"max_in_window"`
+	// Seconds: the span of max_in_window.
+	Window float64 `json:"window"`
+	// The median delay a leaky bucket added to admitted requests, in
+	// seconds, within 1 %.
+	DelayP50 float64 `json:"delay_p50"`
+	// The 99th percentile of that delay, in seconds, within 1 %.
+	DelayP99 float64 `json:"delay_p99"`
+	// The longest such delay, in seconds.
+	DelayMax float64 `json:"delay_max"`
+	// Seconds; null when nothing was rejected.
+	FirstRejection *float64 `json:"first_rejection"`
+	// Retries sent (retry_storm).
+	Retries int64 `json:"retries"`
+	// Requests still rejected after their last retry (retry_storm).
+	GaveUp int64 `json:"gave_up"`
 }
 
-type binJSON struct {
-	Start     float64 `json:"start"`
-	Offered   int64   `json:"offered"`
-	Admitted  int64   `json:"admitted"`
-	Rejected  int64   `json:"rejected"`
-	Remaining int64   `json:"remaining"`
-	Queued    int64   `json:"queued"`
+// Bin is one bin of a limiter run's series.
+type Bin struct {
+	// Seconds: when the bin starts.
+	Start    float64 `json:"start"`
+	Offered  int64   `json:"offered"`
+	Admitted int64   `json:"admitted"`
+	Rejected int64   `json:"rejected"`
+	// The first arrival's key's remaining at the end of the bin.
+	Remaining int64 `json:"remaining"`
+	// That key's requests waiting in a leaky bucket's queue at the end of
+	// the bin.
+	Queued int64 `json:"queued"`
 }
 
-type arrivalOut struct {
+// ArrivalOutput is a generated arrival.
+type ArrivalOutput struct {
+	// Seconds since the start of the run.
 	At   float64 `json:"at"`
 	Key  string  `json:"key"`
 	Cost int64   `json:"cost"`
+}
+
+// SimulateLimiterResponse is the answer to a limiter (writeSimulation
+// streams it member by member, in this order).
+type SimulateLimiterResponse struct {
+	// The limiter as run.
+	Limiter calc.Limit `json:"limiter"`
+	// The generated arrivals, when a pattern was sent.
+	Arrivals []ArrivalOutput `json:"arrivals,omitempty"`
+	// One per arrival, in the order sent; absent when the request said
+	// "decisions": false.
+	Decisions []Decision `json:"decisions,omitempty"`
+	Summary   Summary    `json:"summary"`
+	// Seconds per series bin.
+	Bin    float64 `json:"bin"`
+	Series []Bin   `json:"series"`
 }
 
 // toSeconds converts a duration to float64 seconds for JSON.
@@ -154,21 +251,21 @@ func retrySeconds(d time.Duration) float64 {
 func fromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // secondsIn checks that v is finite and in [lo, hi] seconds.
-func secondsIn(field string, v, lo, hi float64) *fieldProblem {
+func secondsIn(field string, v, lo, hi float64) *FieldProblem {
 	if v >= lo && v <= hi {
 		return nil
 	}
-	return &fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is out of range; want seconds in [%s, %s]",
+	return &FieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is out of range; want seconds in [%s, %s]",
 		field, strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64))}
 }
 
 // paramProblem turns an algorithms.ParamError into a problem named with prefix.
-func paramProblem(prefix string, err error) fieldProblem {
+func paramProblem(prefix string, err error) FieldProblem {
 	var pe *algorithms.ParamError
 	if errors.As(err, &pe) {
-		return fieldProblem{Field: prefix + pe.Field, Message: prefix + pe.Error()}
+		return FieldProblem{Field: prefix + pe.Field, Message: prefix + pe.Error()}
 	}
-	return fieldProblem{Field: prefix, Message: err.Error()}
+	return FieldProblem{Field: prefix, Message: err.Error()}
 }
 
 // handleSimulate answers POST /api/v1/simulate: the limiter's, or the
@@ -207,7 +304,7 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 		}
 		res, err := algorithms.Simulate(sim)
 		if err != nil {
-			return &invalidRequest{[]fieldProblem{paramProblem("", err)}}
+			return &invalidRequest{[]FieldProblem{paramProblem("", err)}}
 		}
 		return writeSimulation(c, spec, generated, sim, res)
 	}
@@ -217,30 +314,30 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 // out without generating) passes the cap, and charges the request for it
 // otherwise; Generate then stops at the cap itself for a random pattern
 // that draws more than its mean.
-func checkPattern(p algorithms.Pattern, maxArrivals int, charge func(int) error) (*fieldProblem, error) {
+func checkPattern(p algorithms.Pattern, maxArrivals int, charge func(int) error) (*FieldProblem, error) {
 	n := p.Size()
 	if n > float64(maxArrivals) {
-		return &fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates about %.0f arrivals, more than the cap of %d; shorten the duration or lower the rate, count or clients", n, maxArrivals)}, nil
+		return &FieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates about %.0f arrivals, more than the cap of %d; shorten the duration or lower the rate, count or clients", n, maxArrivals)}, nil
 	}
 	return nil, charge(int(n))
 }
 
 // simulation validates the request and builds the simulation; generated
 // reports whether the arrivals came from a pattern.
-func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) (algorithms.Simulation, algorithms.Spec, bool, error) {
+func (req *SimulateRequest) simulation(maxArrivals int, charge func(int) error) (algorithms.Simulation, algorithms.Spec, bool, error) {
 	var sim algorithms.Simulation
-	var probs []fieldProblem
+	var probs []FieldProblem
 	var spec algorithms.Spec
 	if req.Limiter == nil {
-		probs = append(probs, fieldProblem{Field: "limiter", Message: "limiter: missing; want an object such as {\"algorithm\": \"token_bucket\", \"rate\": 10, \"burst\": 20}, or a policy instead"})
+		probs = append(probs, FieldProblem{Field: "limiter", Message: "limiter: missing; want an object such as {\"algorithm\": \"token_bucket\", \"rate\": 10, \"burst\": 20}, or a policy instead"})
 	} else if s, err := req.Limiter.Spec(); err != nil {
 		var es calc.Errors
 		if errors.As(err, &es) {
 			for _, e := range es {
-				probs = append(probs, fieldProblem{Field: "limiter." + e.Field, Message: "limiter." + e.Error()})
+				probs = append(probs, FieldProblem{Field: "limiter." + e.Field, Message: "limiter." + e.Error()})
 			}
 		} else {
-			probs = append(probs, fieldProblem{Field: "limiter", Message: err.Error()})
+			probs = append(probs, FieldProblem{Field: "limiter", Message: err.Error()})
 		}
 	} else {
 		spec = s
@@ -277,12 +374,12 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 		}
 	}
 	if req.Mix != nil {
-		probs = append(probs, fieldProblem{Field: "mix", Message: "mix: only with a policy; one limiter has no tiers or endpoints"})
+		probs = append(probs, FieldProblem{Field: "mix", Message: "mix: only with a policy; one limiter has no tiers or endpoints"})
 	}
 	generated := false
 	switch {
 	case req.Pattern != nil && req.hasArrivals:
-		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
+		probs = append(probs, FieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
 		generated = true
 		p, prob := decodePattern(req.Pattern, algorithms.DefaultPattern)
@@ -310,7 +407,7 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 		var tm *algorithms.TooManyArrivalsError
 		switch {
 		case errors.As(err, &tm):
-			probs = append(probs, fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
+			probs = append(probs, FieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
 		case err != nil:
 			probs = append(probs, paramProblem("pattern.", err))
 		case tr.Retry != nil:
@@ -341,16 +438,16 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 			as[i].Key, as[i].Cost = a.key, 1
 			if a.hasCost {
 				if a.cost < 1 || a.cost > algorithms.MaxCount {
-					probs = append(probs, fieldProblem{Field: f + ".cost", Message: fmt.Sprintf("%s.cost: %d is out of range; want a whole number in [1, 1000000000]", f, a.cost)})
+					probs = append(probs, FieldProblem{Field: f + ".cost", Message: fmt.Sprintf("%s.cost: %d is out of range; want a whole number in [1, 1000000000]", f, a.cost)})
 				}
 				as[i].Cost = a.cost
 			}
 			if len(a.key) > algorithms.MaxKey {
-				probs = append(probs, fieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.key), algorithms.MaxKey)})
+				probs = append(probs, FieldProblem{Field: f + ".key", Message: fmt.Sprintf("%s.key: %d bytes is too long; want at most %d", f, len(a.key), algorithms.MaxKey)})
 			}
 			for _, pf := range []struct{ name, v string }{{"tier", a.tier()}, {"method", a.method()}, {"path", a.path()}} {
 				if pf.v != "" {
-					probs = append(probs, fieldProblem{Field: f + "." + pf.name, Message: fmt.Sprintf("%s.%s: only with a policy; one limiter has no tiers or endpoints", f, pf.name)})
+					probs = append(probs, FieldProblem{Field: f + "." + pf.name, Message: fmt.Sprintf("%s.%s: only with a policy; one limiter has no tiers or endpoints", f, pf.name)})
 				}
 			}
 			if len(probs) >= maxProblems {
@@ -368,18 +465,18 @@ func (req *simulateRequest) simulation(maxArrivals int, charge func(int) error) 
 
 // decodePattern reads a pattern object over the named pattern's defaults
 // (defaults(name)), so a request names only what it changes.
-func decodePattern(raw json.RawMessage, defaults func(algorithms.PatternName) algorithms.Pattern) (algorithms.Pattern, *fieldProblem) {
+func decodePattern(raw json.RawMessage, defaults func(algorithms.PatternName) algorithms.Pattern) (algorithms.Pattern, *FieldProblem) {
 	var named struct {
 		Name algorithms.PatternName `json:"name"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
-		return algorithms.Pattern{}, &fieldProblem{Field: "pattern", Message: "pattern: want an object with a name, such as {\"name\": \"steady\"}"}
+		return algorithms.Pattern{}, &FieldProblem{Field: "pattern", Message: "pattern: want an object with a name, such as {\"name\": \"steady\"}"}
 	}
 	if _, ok := algorithms.PatternByName(named.Name); !ok {
-		return algorithms.Pattern{}, &fieldProblem{Field: "pattern.name", Message: paramProblem("pattern.", algorithms.Pattern{Name: named.Name}.Validate()).Message}
+		return algorithms.Pattern{}, &FieldProblem{Field: "pattern.name", Message: paramProblem("pattern.", algorithms.Pattern{Name: named.Name}.Validate()).Message}
 	}
 	d := defaults(named.Name)
-	p := patternJSON{Name: d.Name, Duration: d.Duration.Seconds(), Rate: d.Rate, To: d.To, Count: d.Count, Idle: d.Idle.Seconds(),
+	p := Pattern{Name: d.Name, Duration: d.Duration.Seconds(), Rate: d.Rate, To: d.To, Count: d.Count, Idle: d.Idle.Seconds(),
 		Period: d.Period.Seconds(), Window: d.Window.Seconds(), Clients: d.Clients, Jitter: d.Jitter, KeyBy: d.KeyBy, Cost: d.Cost, Seed: d.Seed}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -393,12 +490,12 @@ func decodePattern(raw json.RawMessage, defaults func(algorithms.PatternName) al
 			}
 			return algorithms.Pattern{}, &pr
 		}
-		return algorithms.Pattern{}, &fieldProblem{Field: "pattern", Message: "pattern: " + err.Error()}
+		return algorithms.Pattern{}, &FieldProblem{Field: "pattern", Message: "pattern: " + err.Error()}
 	}
 	return p.pattern(), nil
 }
 
-func (p *patternJSON) pattern() algorithms.Pattern {
+func (p *Pattern) pattern() algorithms.Pattern {
 	return algorithms.Pattern{
 		Name: p.Name, Duration: fromSeconds(clampSeconds(p.Duration)), Rate: p.Rate, To: p.To, Count: p.Count,
 		Idle: fromSeconds(clampSeconds(p.Idle)), Period: fromSeconds(clampSeconds(p.Period)), Window: fromSeconds(clampSeconds(p.Window)),
@@ -432,7 +529,7 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 	if window == 0 {
 		window = time.Minute
 	}
-	summary := summaryJSON{
+	summary := Summary{
 		Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
 		AdmittedShare: s.AdmittedShare, MaxIn1s: s.MaxIn1s, MaxInWindow: s.MaxInWindow, Window: toSeconds(window),
 		DelayP50: toSeconds(s.DelayP50), DelayP99: toSeconds(s.DelayP99), DelayMax: toSeconds(s.DelayMax),
@@ -441,9 +538,9 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 	if s.FirstRejection >= 0 {
 		summary.FirstRejection = new(toSeconds(s.FirstRejection))
 	}
-	series := make([]binJSON, len(lane.Series))
+	series := make([]Bin, len(lane.Series))
 	for i, b := range lane.Series {
-		series[i] = binJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
+		series[i] = Bin{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, Remaining: b.Remaining, Queued: b.Queued}
 	}
 
 	elements := 0
@@ -457,16 +554,16 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 	w.member("limiter", calc.LimitOf(spec))
 	if generated {
 		as := sim.Traffic.Arrivals
-		var out arrivalOut
-		array(w, "arrivals", len(as), func(i int) *arrivalOut {
-			out = arrivalOut{At: toSeconds(as[i].At), Key: as[i].Key, Cost: as[i].Cost}
+		var out ArrivalOutput
+		array(w, "arrivals", len(as), func(i int) *ArrivalOutput {
+			out = ArrivalOutput{At: toSeconds(as[i].At), Key: as[i].Key, Cost: as[i].Cost}
 			return &out
 		})
 	}
 	if sim.Decisions {
 		ds := lane.Decisions
-		var out decisionJSON
-		array(w, "decisions", len(ds), func(i int) *decisionJSON {
+		var out Decision
+		array(w, "decisions", len(ds), func(i int) *Decision {
 			d := ds[i]
 			out = newDecisionJSON(d.Allowed, d.Delay(), d.Remaining, d.RetryAfter(), d.Reset)
 			return &out
@@ -478,34 +575,39 @@ func writeSimulation(c echo.Context, spec algorithms.Spec, generated bool, sim a
 	return w.close()
 }
 
-// mixJSON assigns a generated pattern's traffic to tiers and requests.
-//
-// Tiers: the pattern's keys, in order of first arrival, are spread over
-// the tiers by share: of K keys, key j (from 0) is in the first tier whose
-// running total of shares exceeds (j+½)/K, so 0.2 of 10 keys is exactly
-// the first 2; keys past the last total get the default limit. Requests:
-// each arrival, in time order, draws a number u in [0, 1) from a PCG
+// Mix says, with a policy and a pattern, who is in which tier and what
+// each arrival requests. Tiers: the pattern's keys, in order of first
+// arrival, are spread over the tiers by share: of K keys, key j (from 0) is
+// in the first tier whose running total of shares exceeds (j+0.5)/K (0.2 of
+// 10 keys is exactly the first 2); keys past the last total get the default
+// limit. Requests: each arrival, in time order, draws u in [0, 1) from a PCG
 // seeded with the pattern's seed and takes the first request whose running
-// total of shares exceeds u; past the last, it is a request no endpoint
-// matches. Shares are fractions adding up to at most 1.
-type mixJSON struct {
-	Tiers    []tierShareJSON    `json:"tiers"`
-	Requests []requestShareJSON `json:"requests"`
+// total of shares exceeds u; past the last it is a request no endpoint
+// matches. The same body always gives the same arrivals.
+type Mix struct {
+	// The tiers' shares of the keys, adding up to at most 1.
+	Tiers []TierShare `json:"tiers"`
+	// The requests' shares of the arrivals, adding up to at most 1.
+	Requests []RequestShare `json:"requests"`
 }
 
-type tierShareJSON struct {
-	Name  string   `json:"name"`
-	Share *float64 `json:"share"`
+// TierShare is one tier's share of a pattern's keys.
+type TierShare struct {
+	// A tier of the policy, ignoring ASCII case, each at most once.
+	Name  string   `json:"name" jsonschema:"required"`
+	Share *float64 `json:"share" jsonschema:"required"`
 }
 
-type requestShareJSON struct {
-	Method string   `json:"method"`
-	Path   string   `json:"path"`
-	Share  *float64 `json:"share"`
+// RequestShare is one request's share of a pattern's arrivals.
+type RequestShare struct {
+	Method string `json:"method"`
+	// A request path starting with '/', without the query.
+	Path  string   `json:"path" jsonschema:"required"`
+	Share *float64 `json:"share" jsonschema:"required"`
 }
 
-// maxMix bounds each list of a mix: every arrival scans one.
-const maxMix = 100
+// MaxMix bounds each list of a mix: every arrival scans one.
+const MaxMix = 100
 
 // maxPath bounds an arrival's path, in bytes.
 const maxPath = 2048
@@ -514,79 +616,116 @@ const maxPath = 2048
 // request, so the draws do not repeat the pattern's own.
 const mixStream = 0x6d6978
 
-// policyDecisionJSON is the policy's decision on one arrival: Limit and
-// Field name the first limit that rejected it ("" when admitted).
-type policyDecisionJSON struct {
-	Allowed    bool    `json:"allowed"`
-	Limit      string  `json:"limit"`
-	Field      string  `json:"field"`
-	Cost       int64   `json:"cost"`
-	Remaining  int64   `json:"remaining"`
-	RetryAfter float64 `json:"retry_after"` // seconds; -1 when the request can never pass
-	Reset      float64 `json:"reset"`
-	Delay      float64 `json:"delay"`
+// PolicyDecision is the policy's decision on one arrival.
+type PolicyDecision struct {
+	// Whether every applicable limit admitted it (in shadow mode, what the
+	// limits would do).
+	Allowed bool `json:"allowed"`
+	// The name of the first limit that rejected it, in the order of
+	// summary.limits ("tier_paid", "endpoint_0", "global"); empty when
+	// admitted.
+	Limit string `json:"limit"`
+	// That limit's policy path ("tiers[1].limit"); empty when admitted.
+	Field string `json:"field"`
+	// The matched endpoint's cost, else 1.
+	Cost int64 `json:"cost"`
+	// The fewest requests of cost 1 any applicable limit would still admit
+	// (9223372036854775807 when no limit applies).
+	Remaining int64 `json:"remaining"`
+	// Seconds until every rejecting limit admits the same request; -1 when
+	// it never can; 0 when admitted.
+	RetryAfter float64 `json:"retry_after"`
+	// Seconds until every applicable limit is rested.
+	Reset float64 `json:"reset"`
+	// Seconds an admitted request waits in a leaky bucket.
+	Delay float64 `json:"delay"`
 }
 
-// policyArrivalOut is a generated arrival as the mix assigned it; Tier ""
-// is the default limit.
-type policyArrivalOut struct {
-	At     float64 `json:"at"`
-	Key    string  `json:"key"`
-	Tier   string  `json:"tier"`
-	Method string  `json:"method"`
-	Path   string  `json:"path"`
+// PolicyArrivalOutput is a generated arrival as the mix assigned it.
+type PolicyArrivalOutput struct {
+	// Seconds since the start of the run.
+	At  float64 `json:"at"`
+	Key string  `json:"key"`
+	// The tier the mix assigned; empty for the default limit.
+	Tier   string `json:"tier"`
+	Method string `json:"method"`
+	// Empty when the mix assigned no request.
+	Path string `json:"path"`
 }
 
-// limitSummaryJSON is one limit's share of a run: Checked counts the
-// arrivals it applied to, Rejected those it was the first to reject.
-type limitSummaryJSON struct {
-	Name     string `json:"name"`
-	Field    string `json:"field"`
-	Spec     string `json:"spec"`
-	Checked  int64  `json:"checked"`
-	Rejected int64  `json:"rejected"`
+// LimitSummary is one limit's share of a policy run.
+type LimitSummary struct {
+	Name string `json:"name"`
+	// Its policy path.
+	Field string `json:"field"`
+	// The limit, as "token_bucket(rate=10/s, burst=20)".
+	Spec string `json:"spec"`
+	// Arrivals it applied to.
+	Checked int64 `json:"checked"`
+	// Arrivals it was the first to reject.
+	Rejected int64 `json:"rejected"`
 }
 
-// tierSummaryJSON counts one tier's arrivals; Name "" and Field
-// "defaults" are the clients of no tier.
-type tierSummaryJSON struct {
-	Name     string `json:"name"`
+// TierSummary counts one tier's arrivals.
+type TierSummary struct {
+	// The tier's name; empty for clients of no tier.
+	Name string `json:"name"`
+	// "tiers[i]", or "defaults" for clients of no tier.
 	Field    string `json:"field"`
 	Offered  int64  `json:"offered"`
 	Admitted int64  `json:"admitted"`
 	Rejected int64  `json:"rejected"`
 }
 
-type policySummaryJSON struct {
-	Offered        int64              `json:"offered"`
-	Admitted       int64              `json:"admitted"`
-	Rejected       int64              `json:"rejected"`
-	OfferedCost    int64              `json:"offered_cost"`
-	AdmittedCost   int64              `json:"admitted_cost"`
-	FirstRejection *float64           `json:"first_rejection"` // null when nothing was rejected
-	Limits         []limitSummaryJSON `json:"limits"`
-	Tiers          []tierSummaryJSON  `json:"tiers"`
+// PolicySummary sums up a policy run.
+type PolicySummary struct {
+	// Requests sent.
+	Offered int64 `json:"offered"`
+	// Requests admitted.
+	Admitted int64 `json:"admitted"`
+	// Requests rejected.
+	Rejected int64 `json:"rejected"`
+	// Tokens the requests cost.
+	OfferedCost int64 `json:"offered_cost"`
+	// Tokens the admitted requests cost.
+	AdmittedCost int64 `json:"admitted_cost"`
+	// Seconds; null when nothing was rejected.
+	FirstRejection *float64 `json:"first_rejection"`
+	// Every limit of the policy: default, tiers, endpoints, global.
+	Limits []LimitSummary `json:"limits"`
+	// Clients of no tier first, then each tier in policy order.
+	Tiers []TierSummary `json:"tiers"`
 }
 
-// policyBinJSON is one bin of a policy run's series: RejectedBy counts
-// rejections by the limit named first, in the order of summary.limits;
-// Remaining is the first arrival's key's, -1 before its first request.
-type policyBinJSON struct {
-	Start      float64 `json:"start"`
-	Offered    int64   `json:"offered"`
-	Admitted   int64   `json:"admitted"`
-	Rejected   int64   `json:"rejected"`
+// PolicyBin is one bin of a policy run's series.
+type PolicyBin struct {
+	// Seconds: when the bin starts.
+	Start    float64 `json:"start"`
+	Offered  int64   `json:"offered"`
+	Admitted int64   `json:"admitted"`
+	Rejected int64   `json:"rejected"`
+	// Rejections by the limit named first, in the order of summary.limits.
 	RejectedBy []int64 `json:"rejected_by"`
-	Remaining  int64   `json:"remaining"`
+	// The first arrival's key's remaining at the end of the bin; -1 before
+	// its first request.
+	Remaining int64 `json:"remaining"`
 }
 
-type policySimulateResponse struct {
-	Shadow    bool                 `json:"shadow,omitempty"`
-	Arrivals  []policyArrivalOut   `json:"arrivals,omitempty"` // the generated arrivals, when a pattern was given
-	Decisions []policyDecisionJSON `json:"decisions"`
-	Summary   policySummaryJSON    `json:"summary"`
-	Bin       float64              `json:"bin"`
-	Series    []policyBinJSON      `json:"series"`
+// SimulatePolicyResponse is the answer to a policy (policyAnswer.write
+// streams it member by member, in this order).
+type SimulatePolicyResponse struct {
+	// Present when the policy is in shadow mode: every request passes, and
+	// the decisions say what the limits would have done.
+	Shadow bool `json:"shadow,omitempty"`
+	// The generated arrivals, when a pattern was sent.
+	Arrivals []PolicyArrivalOutput `json:"arrivals,omitempty"`
+	// One per arrival, in the order sent; absent when the request said
+	// "decisions": false.
+	Decisions []PolicyDecision `json:"decisions,omitempty"`
+	Summary   PolicySummary    `json:"summary"`
+	// Seconds per series bin.
+	Bin    float64     `json:"bin"`
+	Series []PolicyBin `json:"series"`
 }
 
 // policyRun is a validated policy-form request: the policy's engine and
@@ -602,17 +741,17 @@ type policyRun struct {
 // policyProblems turns policy.Decode's errors into problems under
 // "policy.": the field path says where; line and column (within the policy
 // member) only when there is no field.
-func policyProblems(err error) []fieldProblem {
+func policyProblems(err error) []FieldProblem {
 	var es policy.Errors
 	if !errors.As(err, &es) {
-		return []fieldProblem{{Field: "policy", Message: "policy: " + err.Error()}}
+		return []FieldProblem{{Field: "policy", Message: "policy: " + err.Error()}}
 	}
-	var out []fieldProblem
+	var out []FieldProblem
 	for _, e := range es {
 		if len(out) == maxProblems {
 			break
 		}
-		p := fieldProblem{Field: "policy"}
+		p := FieldProblem{Field: "policy"}
 		msg := e.Message
 		if e.Hint != "" {
 			msg += "; " + e.Hint
@@ -632,14 +771,14 @@ func policyProblems(err error) []fieldProblem {
 }
 
 // policyRun validates the policy form of the request and builds its run.
-func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (*policyRun, error) {
-	var probs []fieldProblem
+func (req *SimulateRequest) policyRun(maxArrivals int, charge func(int) error) (*policyRun, error) {
+	var probs []FieldProblem
 	run := &policyRun{}
 	p, err := policy.Decode(bytes.NewReader(req.Policy))
 	if err != nil {
 		probs = append(probs, policyProblems(err)...)
 	} else if run.engine, err = engine.New(p); err != nil {
-		probs = append(probs, fieldProblem{Field: "policy", Message: "policy." + err.Error()})
+		probs = append(probs, FieldProblem{Field: "policy", Message: "policy." + err.Error()})
 	} else {
 		run.policy = p
 	}
@@ -652,7 +791,7 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		i := run.engine.Match(engine.Request{Tier: name}).Tier
 		return i, i >= 0
 	}
-	notTier := func(field, name string) fieldProblem {
+	notTier := func(field, name string) FieldProblem {
 		var names []string
 		for i, t := range run.policy.Tiers {
 			if i == 10 {
@@ -665,13 +804,13 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		if len(names) > 0 {
 			want = "want one of " + strings.Join(names, ", ")
 		}
-		return fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is not a tier of the policy; %s, or leave it out for the default limit", field, clipQuote(name), want)}
+		return FieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is not a tier of the policy; %s, or leave it out for the default limit", field, clipQuote(name), want)}
 	}
 	if req.Replicas != nil {
-		probs = append(probs, fieldProblem{Field: "replicas", Message: "replicas: only with a limiter; a policy's limits are simulated as one shared store"})
+		probs = append(probs, FieldProblem{Field: "replicas", Message: "replicas: only with a limiter; a policy's limits are simulated as one shared store"})
 	}
 	if req.Window != nil {
-		probs = append(probs, fieldProblem{Field: "window", Message: "window: only with a limiter; a policy's summary has no max_in_window"})
+		probs = append(probs, FieldProblem{Field: "window", Message: "window: only with a limiter; a policy's summary has no max_in_window"})
 	}
 	if req.Bin != nil {
 		if p := secondsIn("bin", *req.Bin, 0.001, algorithms.MaxWindow.Seconds()); p != nil {
@@ -681,11 +820,11 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		}
 	}
 	if req.Mix != nil && req.Pattern == nil {
-		probs = append(probs, fieldProblem{Field: "mix", Message: "mix: only with a pattern; arrivals name their own tier, method and path"})
+		probs = append(probs, FieldProblem{Field: "mix", Message: "mix: only with a pattern; arrivals name their own tier, method and path"})
 	}
 	switch {
 	case req.Pattern != nil && req.hasArrivals:
-		probs = append(probs, fieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
+		probs = append(probs, FieldProblem{Field: "pattern", Message: "pattern: send either arrivals or a pattern, not both"})
 	case req.Pattern != nil:
 		run.generated = req.withDecisions()
 		// A policy's traffic follows its design, as the designer's does
@@ -701,9 +840,9 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 			pat.Seed = *req.Seed
 		}
 		if pat.Cost > 1 {
-			probs = append(probs, fieldProblem{Field: "pattern.cost", Message: fmt.Sprintf("pattern.cost: %d is not for a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out", pat.Cost)})
+			probs = append(probs, FieldProblem{Field: "pattern.cost", Message: fmt.Sprintf("pattern.cost: %d is not for a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out", pat.Cost)})
 		}
-		var mix []fieldProblem
+		var mix []FieldProblem
 		var tiers []int
 		if req.Mix != nil {
 			tiers, mix = req.Mix.check(tier, notTier)
@@ -722,11 +861,11 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 		var tm *algorithms.TooManyArrivalsError
 		switch {
 		case errors.As(err, &tm):
-			probs = append(probs, fieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
+			probs = append(probs, FieldProblem{Field: "pattern", Message: fmt.Sprintf("pattern: generates more than the cap of %d arrivals; shorten the duration or lower the rate, count or clients", maxArrivals)})
 		case err != nil:
 			probs = append(probs, paramProblem("pattern.", err))
 		case tr.Retry != nil:
-			probs = append(probs, fieldProblem{Field: "pattern.name", Message: fmt.Sprintf("pattern.name: %s retries rejected requests, which a policy run does not simulate; send it with a limiter", pat.Name)})
+			probs = append(probs, FieldProblem{Field: "pattern.name", Message: fmt.Sprintf("pattern.name: %s retries rejected requests, which a policy run does not simulate; send it with a limiter", pat.Name)})
 		default:
 			run.requests = req.Mix.assign(tr.Arrivals, tiers, run.policy, pat.Seed)
 		}
@@ -751,18 +890,18 @@ func (req *simulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 				q.At = fromSeconds(a.at)
 			}
 			if a.hasCost {
-				probs = append(probs, fieldProblem{Field: f + ".cost", Message: f + ".cost: not with a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out"})
+				probs = append(probs, FieldProblem{Field: f + ".cost", Message: f + ".cost: not with a policy, which sets each request's cost (its endpoint's cost, else 1); leave it out"})
 			}
 			for _, s := range []struct {
 				name, v string
 				most    int
 			}{{"key", a.key, algorithms.MaxKey}, {"tier", tierName, algorithms.MaxKey}, {"method", method, algorithms.MaxKey}, {"path", path, maxPath}} {
 				if len(s.v) > s.most {
-					probs = append(probs, fieldProblem{Field: f + "." + s.name, Message: fmt.Sprintf("%s.%s: %d bytes is too long; want at most %d", f, s.name, len(s.v), s.most)})
+					probs = append(probs, FieldProblem{Field: f + "." + s.name, Message: fmt.Sprintf("%s.%s: %d bytes is too long; want at most %d", f, s.name, len(s.v), s.most)})
 				}
 			}
 			if path != "" && (path[0] != '/' || strings.ContainsAny(path, "?#")) && len(path) <= maxPath {
-				probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(path))})
+				probs = append(probs, FieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query", f, clipQuote(path))})
 			}
 			if tierName != "" && len(tierName) <= algorithms.MaxKey {
 				if _, ok := tier(tierName); !ok {
@@ -791,28 +930,28 @@ func clipQuote(s string) string {
 
 // check validates the mix against the policy and returns the tier index
 // of each mix.tiers entry.
-func (m *mixJSON) check(tier func(string) (int, bool), notTier func(field, name string) fieldProblem) ([]int, []fieldProblem) {
-	var probs []fieldProblem
+func (m *Mix) check(tier func(string) (int, bool), notTier func(field, name string) FieldProblem) ([]int, []FieldProblem) {
+	var probs []FieldProblem
 	share := func(field string, v *float64, total *float64) {
 		switch {
 		case v == nil:
-			probs = append(probs, fieldProblem{Field: field, Message: field + ": missing; want a fraction in [0, 1]"})
+			probs = append(probs, FieldProblem{Field: field, Message: field + ": missing; want a fraction in [0, 1]"})
 		case !(*v >= 0 && *v <= 1):
-			probs = append(probs, fieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is out of range; want a fraction in [0, 1]", field, strconv.FormatFloat(*v, 'g', -1, 64))})
+			probs = append(probs, FieldProblem{Field: field, Message: fmt.Sprintf("%s: %s is out of range; want a fraction in [0, 1]", field, strconv.FormatFloat(*v, 'g', -1, 64))})
 		default:
 			*total += *v
 		}
 	}
 	sum := func(field string, total float64, rest string) {
 		if total > 1+1e-9 {
-			probs = append(probs, fieldProblem{Field: field, Message: fmt.Sprintf("%s: the shares add up to %s; want at most 1 (%s)", field, strconv.FormatFloat(total, 'g', -1, 64), rest)})
+			probs = append(probs, FieldProblem{Field: field, Message: fmt.Sprintf("%s: the shares add up to %s; want at most 1 (%s)", field, strconv.FormatFloat(total, 'g', -1, 64), rest)})
 		}
 	}
-	if len(m.Tiers) > maxMix {
-		probs = append(probs, fieldProblem{Field: "mix.tiers", Message: fmt.Sprintf("mix.tiers: %d entries; want at most %d", len(m.Tiers), maxMix)})
+	if len(m.Tiers) > MaxMix {
+		probs = append(probs, FieldProblem{Field: "mix.tiers", Message: fmt.Sprintf("mix.tiers: %d entries; want at most %d", len(m.Tiers), MaxMix)})
 	}
-	if len(m.Requests) > maxMix {
-		probs = append(probs, fieldProblem{Field: "mix.requests", Message: fmt.Sprintf("mix.requests: %d entries; want at most %d", len(m.Requests), maxMix)})
+	if len(m.Requests) > MaxMix {
+		probs = append(probs, FieldProblem{Field: "mix.requests", Message: fmt.Sprintf("mix.requests: %d entries; want at most %d", len(m.Requests), MaxMix)})
 	}
 	if len(probs) > 0 {
 		return nil, probs
@@ -830,7 +969,7 @@ func (m *mixJSON) check(tier func(string) (int, bool), notTier func(field, name 
 		case j < 0: // the policy could not be read
 		default:
 			if k, dup := seen[j]; dup {
-				probs = append(probs, fieldProblem{Field: f + ".name", Message: fmt.Sprintf("%s.name: %s is the tier of mix.tiers[%d] again; list each tier once", f, clipQuote(t.Name), k)})
+				probs = append(probs, FieldProblem{Field: f + ".name", Message: fmt.Sprintf("%s.name: %s is the tier of mix.tiers[%d] again; list each tier once", f, clipQuote(t.Name), k)})
 			}
 			seen[j] = i
 		}
@@ -842,20 +981,20 @@ func (m *mixJSON) check(tier func(string) (int, bool), notTier func(field, name 
 		f := fmt.Sprintf("mix.requests[%d]", i)
 		share(f+".share", r.Share, &total)
 		if len(r.Method) > algorithms.MaxKey {
-			probs = append(probs, fieldProblem{Field: f + ".method", Message: fmt.Sprintf("%s.method: %d bytes is too long; want at most %d", f, len(r.Method), algorithms.MaxKey)})
+			probs = append(probs, FieldProblem{Field: f + ".method", Message: fmt.Sprintf("%s.method: %d bytes is too long; want at most %d", f, len(r.Method), algorithms.MaxKey)})
 		}
 		if len(r.Path) > maxPath || r.Path == "" || r.Path[0] != '/' || strings.ContainsAny(r.Path, "?#") {
-			probs = append(probs, fieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query, at most %d bytes", f, clipQuote(r.Path), maxPath)})
+			probs = append(probs, FieldProblem{Field: f + ".path", Message: fmt.Sprintf("%s.path: %s is not a request path; want one starting with '/', without the query, at most %d bytes", f, clipQuote(r.Path), maxPath)})
 		}
 	}
 	sum("mix.requests", total, "the rest match no endpoint")
 	return idx, probs
 }
 
-// assign turns generated arrivals into requests by the mix (see mixJSON);
+// assign turns generated arrivals into requests by the mix (see Mix);
 // a nil mix leaves every arrival in no tier, matching no endpoint. tiers
 // holds the policy index of each m.Tiers entry.
-func (m *mixJSON) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, seed uint64) []engine.Request {
+func (m *Mix) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, seed uint64) []engine.Request {
 	out := make([]engine.Request, len(as))
 	for i, a := range as {
 		out[i] = engine.Request{At: a.At, Key: a.Key}
@@ -905,7 +1044,7 @@ func (m *mixJSON) assign(as []algorithms.Arrival, tiers []int, p policy.Policy, 
 // policyAnswer is a policy run ready to write: everything but the
 // per-arrival lists, which write streams from the run and its result.
 type policyAnswer struct {
-	head policySimulateResponse // without Arrivals and Decisions
+	head SimulatePolicyResponse // without Arrivals and Decisions
 	run  *policyRun
 	res  engine.Result
 }
@@ -924,19 +1063,19 @@ func (run *policyRun) decide() (*policyAnswer, error) {
 		return nil, invalid("arrivals", "arrivals: %s", strings.TrimPrefix(err.Error(), "requests: "))
 	}
 	s := res.Summary
-	out := policySimulateResponse{Shadow: run.policy.Defaults.EffectiveMode() == policy.ModeShadow, Bin: toSeconds(res.Bin)}
+	out := SimulatePolicyResponse{Shadow: run.policy.Defaults.EffectiveMode() == policy.ModeShadow, Bin: toSeconds(res.Bin)}
 	sum := &out.Summary
-	*sum = policySummaryJSON{Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
-		Limits: make([]limitSummaryJSON, len(res.Limits)), Tiers: make([]tierSummaryJSON, 1+len(run.policy.Tiers))}
+	*sum = PolicySummary{Offered: s.Offered, Admitted: s.Admitted, Rejected: s.Rejected, OfferedCost: s.OfferedCost, AdmittedCost: s.AdmittedCost,
+		Limits: make([]LimitSummary, len(res.Limits)), Tiers: make([]TierSummary, 1+len(run.policy.Tiers))}
 	if s.FirstRejection >= 0 {
 		sum.FirstRejection = new(toSeconds(s.FirstRejection))
 	}
 	for i, l := range res.Limits {
-		sum.Limits[i] = limitSummaryJSON{Name: l.Name, Field: l.Field, Spec: l.Spec.String(), Checked: s.Checked[i], Rejected: s.RejectedBy[i]}
+		sum.Limits[i] = LimitSummary{Name: l.Name, Field: l.Field, Spec: l.Spec.String(), Checked: s.Checked[i], Rejected: s.RejectedBy[i]}
 	}
-	sum.Tiers[0] = tierSummaryJSON{Field: "defaults"}
+	sum.Tiers[0] = TierSummary{Field: "defaults"}
 	for i, t := range run.policy.Tiers {
-		sum.Tiers[1+i] = tierSummaryJSON{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
+		sum.Tiers[1+i] = TierSummary{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
 	}
 	for _, d := range res.Decisions {
 		t := &sum.Tiers[d.Tier+1]
@@ -947,14 +1086,14 @@ func (run *policyRun) decide() (*policyAnswer, error) {
 			t.Rejected++
 		}
 	}
-	out.Series = make([]policyBinJSON, len(res.Series))
+	out.Series = make([]PolicyBin, len(res.Series))
 	for i, b := range res.Series {
-		out.Series[i] = policyBinJSON{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: b.Remaining}
+		out.Series[i] = PolicyBin{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: b.Remaining}
 	}
 	return &policyAnswer{head: out, run: run, res: res}, nil
 }
 
-// write streams the answer as policySimulateResponse spells it; without
+// write streams the answer as SimulatePolicyResponse spells it; without
 // decisions, only the summary and the series.
 func (a *policyAnswer) write(c echo.Context, decisions bool) error {
 	qs, res := a.run.requests, a.res
@@ -970,18 +1109,18 @@ func (a *policyAnswer) write(c echo.Context, decisions bool) error {
 		w.member("shadow", true)
 	}
 	if decisions && a.run.generated {
-		var out policyArrivalOut
-		array(w, "arrivals", len(qs), func(i int) *policyArrivalOut {
+		var out PolicyArrivalOutput
+		array(w, "arrivals", len(qs), func(i int) *PolicyArrivalOutput {
 			q := qs[i]
-			out = policyArrivalOut{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
+			out = PolicyArrivalOutput{At: toSeconds(q.At), Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
 			return &out
 		})
 	}
 	if decisions {
-		var dj policyDecisionJSON
-		array(w, "decisions", len(res.Decisions), func(i int) *policyDecisionJSON {
+		var dj PolicyDecision
+		array(w, "decisions", len(res.Decisions), func(i int) *PolicyDecision {
 			d := res.Decisions[i]
-			dj = policyDecisionJSON{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
+			dj = PolicyDecision{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
 				RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
 			if d.Rejected >= 0 {
 				dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field

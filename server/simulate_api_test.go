@@ -26,10 +26,10 @@ func postTo(t *testing.T, cfg config, path, body string) *httptest.ResponseRecor
 }
 
 type simulated struct {
-	Arrivals  []arrivalOut   `json:"arrivals"`
-	Decisions []decisionJSON `json:"decisions"`
-	Summary   summaryJSON    `json:"summary"`
-	Series    []binJSON      `json:"series"`
+	Arrivals  []ArrivalOutput `json:"arrivals"`
+	Decisions []Decision      `json:"decisions"`
+	Summary   Summary         `json:"summary"`
+	Series    []Bin           `json:"series"`
 }
 
 func simulateOK(t *testing.T, cfg config, body string) simulated {
@@ -186,7 +186,7 @@ func TestSimulateAPIRejectsBadInputByField(t *testing.T) {
 				t.Fatalf("status %d, want 422: %s", rec.Code, rec.Body)
 			}
 			validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
-			var got struct{ Errors []fieldProblem }
+			var got struct{ Errors []FieldProblem }
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) == 0 {
 				t.Fatalf("body %s: %v", rec.Body, err)
 			}
@@ -231,14 +231,14 @@ func tieredPolicy(mode string) string {
 		"global": {"limit": {"algorithm": "token_bucket", "rate": 100, "burst": 10}}}`
 }
 
-func simulatePolicyOK(t *testing.T, body string) policySimulateResponse {
+func simulatePolicyOK(t *testing.T, body string) SimulatePolicyResponse {
 	t.Helper()
 	rec := postTo(t, config{}, "/api/v1/simulate", body)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	validate(t, openapiSchema(t, "SimulateResponse"), rec.Body.Bytes())
-	var out policySimulateResponse
+	var out SimulatePolicyResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestSimulateAPIPolicyRetryAndSummary(t *testing.T) {
 	}
 	// default: b1 b2 b3; tier_free: b4 (inherits the default limit);
 	// tier_paid: alice's six; endpoint_0: her two reports; global: all ten.
-	wantLimits := []limitSummaryJSON{
+	wantLimits := []LimitSummary{
 		{Name: "default", Field: "defaults.limit", Spec: "token_bucket(rate=1/s, burst=2)", Checked: 3},
 		{Name: "tier_free", Field: "tiers[0].limit", Spec: "token_bucket(rate=1/s, burst=2)", Checked: 1},
 		{Name: "tier_paid", Field: "tiers[1].limit", Spec: "token_bucket(rate=1/s, burst=6)", Checked: 6, Rejected: 1},
@@ -375,7 +375,7 @@ func TestSimulateAPIPolicyRetryAndSummary(t *testing.T) {
 			t.Errorf("limit %d: got %+v, want %+v", i, s.Limits[i], w)
 		}
 	}
-	wantTiers := []tierSummaryJSON{
+	wantTiers := []TierSummary{
 		{Name: "", Field: "defaults", Offered: 3, Admitted: 3},
 		{Name: "free", Field: "tiers[0]", Offered: 1, Admitted: 1},
 		{Name: "paid", Field: "tiers[1]", Offered: 6, Admitted: 4, Rejected: 2},
@@ -455,7 +455,7 @@ func TestSimulateAPIPolicyRejectsBadInputByField(t *testing.T) {
 				t.Fatalf("status %d, want 422: %s", rec.Code, rec.Body)
 			}
 			validate(t, openapiSchema(t, "Problem"), rec.Body.Bytes())
-			var got struct{ Errors []fieldProblem }
+			var got struct{ Errors []FieldProblem }
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Errors) == 0 {
 				t.Fatalf("body %s: %v", rec.Body, err)
 			}

@@ -22,8 +22,8 @@ import (
 // the bytes are encoding/json's in every case (TestDecisionJSONAsEncodingJSON).
 
 // appendJSON appends d as encoding/json, without HTML escaping, writes
-// decisionJSON's exported fields.
-func (d *decisionJSON) appendJSON(b []byte) ([]byte, error) {
+// Decision's exported fields.
+func (d *Decision) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, `{"allowed":`...)
 	b = strconv.AppendBool(b, d.Allowed)
@@ -46,8 +46,8 @@ func (d *decisionJSON) appendJSON(b []byte) ([]byte, error) {
 
 // newDecisionJSON is the answer's element for one decision: the seconds
 // as encoding/json reads them, and the durations they came from.
-func newDecisionJSON(allowed bool, delay time.Duration, remaining int64, retryAfter, reset time.Duration) decisionJSON {
-	return decisionJSON{
+func newDecisionJSON(allowed bool, delay time.Duration, remaining int64, retryAfter, reset time.Duration) Decision {
+	return Decision{
 		Allowed: allowed, Delay: toSeconds(delay), Remaining: remaining, RetryAfter: retrySeconds(retryAfter), Reset: toSeconds(reset),
 		delay: delay, retryAfter: retryAfter, reset: reset,
 	}

@@ -236,12 +236,12 @@ func (in interner) get(b []byte) string {
 // (see fastBody): it returns the request, or the refusal of a charge. If
 // not, ok is false and f holds every byte read, for encoding/json to read
 // again. The caller releases f when done with its bytes.
-func fastDecode(r io.Reader, maxArrivals int, contentLength int64, charge func(int) error) (req *simulateRequest, f *fastBody, ok bool) {
+func fastDecode(r io.Reader, maxArrivals int, contentLength int64, charge func(int) error) (req *SimulateRequest, f *fastBody, ok bool) {
 	f = &fastBody{r: r, buf: (*bodyBuffers.Get().(*[]byte))[:0]}
 	if contentLength > 0 && contentLength <= simulateBodyLimit {
 		f.buf = slices.Grow(f.buf, int(contentLength)+readChunk) // one buffer, never copied to grow
 	}
-	req = &simulateRequest{}
+	req = &SimulateRequest{}
 	if !f.object(req, maxArrivals, contentLength, charge) {
 		return nil, f, f.refused != nil
 	}
@@ -259,7 +259,7 @@ func (f *fastBody) release() {
 var maxSeconds = algorithms.MaxWindow.Seconds()
 
 // object reads the whole body: one object, then only whitespace.
-func (f *fastBody) object(req *simulateRequest, maxArrivals int, contentLength int64, charge func(int) error) bool {
+func (f *fastBody) object(req *SimulateRequest, maxArrivals int, contentLength int64, charge func(int) error) bool {
 	f.ensure(1 << 10)
 	if f.ws() != '{' {
 		return false
@@ -353,7 +353,7 @@ const (
 )
 
 // arrivals reads the arrivals array, charging as decodeArrivals does.
-func (f *fastBody) arrivals(req *simulateRequest, maxArrivals int, contentLength int64, charge func(int) error) bool {
+func (f *fastBody) arrivals(req *SimulateRequest, maxArrivals int, contentLength int64, charge func(int) error) bool {
 	f.ensure(1)
 	switch f.ws() {
 	case 'n':

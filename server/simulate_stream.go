@@ -153,7 +153,7 @@ func (e *bodyReadError) Unwrap() error { return e.err }
 // whose client cannot pay for its size (work.arrivals) at the charge that
 // fails. It reads exactly one JSON object: no unknown members, no member
 // twice, nothing after it.
-func decodeSimulate(c echo.Context, maxArrivals int) (*simulateRequest, error) {
+func decodeSimulate(c echo.Context, maxArrivals int) (*SimulateRequest, error) {
 	hreq := c.Request()
 	if ct := hreq.Header.Get(echo.HeaderContentType); ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
 		return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the request body as application/json")
@@ -181,7 +181,7 @@ var fastDecoding = true
 
 // decodeSimulateJSON is decodeSimulate's reader of any request, with
 // encoding/json, from r (the body, capped).
-func decodeSimulateJSON(c echo.Context, maxArrivals int, r io.Reader) (*simulateRequest, error) {
+func decodeSimulateJSON(c echo.Context, maxArrivals int, r io.Reader) (*SimulateRequest, error) {
 	body := &budgetReader{r: r}
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
@@ -206,7 +206,7 @@ func decodeSimulateJSON(c echo.Context, maxArrivals int, r io.Reader) (*simulate
 		return jsonProblem(err, simulateBodyLimit)
 	}
 
-	var req simulateRequest
+	var req SimulateRequest
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, fail(err, "")
@@ -304,7 +304,7 @@ func tokenKind(tok json.Token) string {
 // decodeArrivals reads the arrivals array one element at a time. Times
 // are checked as they come, since both forms need one: the first
 // maxProblems missing or out of range end the read.
-func (req *simulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, body *budgetReader, maxArrivals int,
+func (req *SimulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, body *budgetReader, maxArrivals int,
 	fail func(error, string) error) error {
 	tok, err := dec.Token()
 	if err != nil {
@@ -318,7 +318,7 @@ func (req *simulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, bo
 	}
 	req.hasArrivals = true
 	req.arrivals = []arrivalIn{}
-	var early []fieldProblem
+	var early []FieldProblem
 	var routes routeSlab
 	w := workOf(c)
 	for dec.More() {
@@ -332,7 +332,7 @@ func (req *simulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, bo
 			}
 		}
 		f := fmt.Sprintf("arrivals[%d]", i)
-		var a arrivalJSON
+		var a ArrivalInput
 		body.limit(f, arrivalLimit)
 		err := dec.Decode(&a)
 		body.unlimit()
@@ -360,9 +360,9 @@ func (req *simulateRequest) decodeArrivals(c echo.Context, dec *json.Decoder, bo
 }
 
 // atProblem is the problem with an arrival's time, if any.
-func atProblem(f string, a arrivalIn) *fieldProblem {
+func atProblem(f string, a arrivalIn) *FieldProblem {
 	if !a.hasAt {
-		return &fieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"}
+		return &FieldProblem{Field: f + ".at", Message: f + ".at: missing; want seconds since the start of the run"}
 	}
 	return secondsIn(f+".at", a.at, 0, algorithms.MaxWindow.Seconds())
 }
@@ -522,11 +522,11 @@ func array[T any](s *jsonStream, n string, count int, item func(i int) *T) {
 }
 
 // appendElement appends v as JSON, as encoding/json without HTML escaping
-// writes it: decisions by hand (see decisionJSON.appendJSON), the rest by
+// writes it: decisions by hand (see Decision.appendJSON), the rest by
 // segmentio/encoding; a variable so a test can compare with encoding/json
 // itself.
 var appendElement = func(b []byte, v any) ([]byte, error) {
-	if d, ok := v.(*decisionJSON); ok {
+	if d, ok := v.(*Decision); ok {
 		return d.appendJSON(b)
 	}
 	return sjson.Append(b, v, 0)

@@ -4,9 +4,10 @@
 // order; descriptions from the Go doc comments; closed objects), takes
 // every enum from the Go list the validators check against and every
 // bound from the constant they compare with, and replaces those schemas in
-// the document, leaving the rest of it (paths, the schemas not yet
-// generated) as it is. CI runs it with -check, which fails when the
-// document differs from what the types say.
+// the document, leaving the rest of it (the info, the operations and
+// SimulateResponse, a choice of the two answers) as it is. CI runs its
+// test, which fails when the document differs from what the types say (as
+// -check does).
 //
 // It is a module of its own so that the reflection library stays out of
 // the main module's graph. Run it from this directory after changing a
@@ -20,6 +21,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,6 +34,8 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/calc"
+	"github.com/ratelab/ratelab/policy"
+	"github.com/ratelab/ratelab/server"
 )
 
 // module is the main module's path, to which the comments' packages are
@@ -56,7 +62,7 @@ type generated struct {
 
 // commentDirs are the packages whose doc comments describe the schemas,
 // relative to the repository root.
-var commentDirs = []string{"calc"}
+var commentDirs = []string{"calc", "policy", "server"}
 
 // schemas are the generated schemas, in the document's order.
 var schemas = []generated{
@@ -95,18 +101,107 @@ var schemas = []generated{
 	{name: "CalcResult", typ: reflect.TypeFor[calc.Result]()},
 	{name: "Limit", typ: reflect.TypeFor[calc.Limit](), request: true},
 	{name: "ReverseResult", typ: reflect.TypeFor[calc.ReverseResult]()},
+	{name: "ArrivalInput", typ: reflect.TypeFor[server.ArrivalInput](), request: true, extend: func(s *jsonschema.Schema) {
+		bound(s, "at", 0, algorithms.MaxWindow.Seconds())
+		bound(s, "cost", 1, int64(algorithms.MaxCount))
+	}},
+	{name: "ArrivalOutput", typ: reflect.TypeFor[server.ArrivalOutput]()},
+	{name: "Replicas", typ: reflect.TypeFor[server.Replicas](), request: true, extend: func(s *jsonschema.Schema) {
+		bound(s, "count", 0, algorithms.MaxReplicas)
+	}},
+	{name: "SimulateRequest", typ: reflect.TypeFor[server.SimulateRequest](), request: true, extend: simulateRequest},
+	{name: "Decision", typ: reflect.TypeFor[server.Decision]()},
+	{name: "Summary", typ: reflect.TypeFor[server.Summary](), extend: func(s *jsonschema.Schema) {
+		nullable(s, "first_rejection")
+	}},
+	{name: "Bin", typ: reflect.TypeFor[server.Bin]()},
+	{name: "FieldProblem", typ: reflect.TypeFor[server.FieldProblem]()},
+	{name: "Problem", typ: reflect.TypeFor[server.Problem](), extend: func(s *jsonschema.Schema) {
+		t := property(s, "type")
+		t.Format, t.Const = "uri-reference", server.ProblemType
+		bound(s, "status", 400, 599)
+		property(s, "instance").Format = "uri-reference"
+		property(s, "errors").MinItems = new(uint64(1))
+	}},
+	{name: "PolicyError", typ: reflect.TypeFor[policy.Error](), extend: func(s *jsonschema.Schema) {
+		minimum(s, "line", 1)
+		minimum(s, "column", 1)
+	}},
+	{name: "Finding", typ: reflect.TypeFor[policy.Finding](), extend: func(s *jsonschema.Schema) {
+		minimum(s, "line", 1)
+		minimum(s, "column", 1)
+	}},
+	{name: "LintResult", typ: reflect.TypeFor[server.LintResult]()},
+	{name: "Mix", typ: reflect.TypeFor[server.Mix](), request: true, extend: func(s *jsonschema.Schema) {
+		maxItems(s, "tiers", server.MaxMix)
+		maxItems(s, "requests", server.MaxMix)
+	}},
+	{name: "SimulateLimiterResponse", typ: reflect.TypeFor[server.SimulateLimiterResponse]()},
+	{name: "PolicyArrivalOutput", typ: reflect.TypeFor[server.PolicyArrivalOutput]()},
+	{name: "PolicyDecision", typ: reflect.TypeFor[server.PolicyDecision](), extend: func(s *jsonschema.Schema) {
+		minimum(s, "cost", 1)
+	}},
+	{name: "LimitSummary", typ: reflect.TypeFor[server.LimitSummary]()},
+	{name: "TierSummary", typ: reflect.TypeFor[server.TierSummary]()},
+	{name: "PolicySummary", typ: reflect.TypeFor[server.PolicySummary](), extend: func(s *jsonschema.Schema) {
+		nullable(s, "first_rejection")
+	}},
+	{name: "PolicyBin", typ: reflect.TypeFor[server.PolicyBin]()},
+	{name: "SimulatePolicyResponse", typ: reflect.TypeFor[server.SimulatePolicyResponse](), extend: func(s *jsonschema.Schema) {
+		p := property(s, "shadow")
+		p.Type, p.Const = "", true
+	}},
+	{name: "Pattern", typ: reflect.TypeFor[server.Pattern](), request: true, extend: func(s *jsonschema.Schema) {
+		enum(s, "key_by", algorithms.KeyBys)
+	}},
+	{name: "TierShare", typ: reflect.TypeFor[server.TierShare](), request: true, extend: func(s *jsonschema.Schema) {
+		bound(s, "share", 0, 1.0)
+	}},
+	{name: "RequestShare", typ: reflect.TypeFor[server.RequestShare](), request: true, extend: func(s *jsonschema.Schema) {
+		bound(s, "share", 0, 1.0)
+	}},
+}
+
+// simulateRequest says what SimulateRequest's Go fields cannot: policy is
+// a JSON object (read by policy.Decode, as the policy schema describes),
+// pattern a Pattern (read once the form is known), arrivals a list of
+// ArrivalInput (read as they stream in, so no field holds them as sent),
+// decisions true by default, and exactly one of limiter and policy.
+func simulateRequest(s *jsonschema.Schema) {
+	p := property(s, "policy")
+	*p = jsonschema.Schema{Type: "object", Description: p.Description}
+	p = property(s, "pattern")
+	*p = jsonschema.Schema{Ref: "#/$defs/Pattern", Description: p.Description}
+	property(s, "decisions").Default = true
+	one := func(want, not string) *jsonschema.Schema {
+		props := jsonschema.NewProperties()
+		props.Set(not, &jsonschema.Schema{})
+		return &jsonschema.Schema{Required: []string{want}, Not: &jsonschema.Schema{Required: []string{not}, Properties: props}}
+	}
+	s.OneOf = []*jsonschema.Schema{one("limiter", "policy"), one("policy", "limiter")}
 }
 
 // enums are the named string types and their values, each the list the
 // validators check against or the constants an answer holds.
 var enums = map[reflect.Type][]string{
-	reflect.TypeFor[algorithms.Name]():     names(algorithms.Names),
-	reflect.TypeFor[calc.PercentileUnit](): names(calc.PercentileUnits),
-	reflect.TypeFor[calc.Enforcement]():    names(calc.Enforcements),
-	reflect.TypeFor[calc.Unit]():           names(calc.Units),
-	reflect.TypeFor[calc.Severity]():       names(calc.Severities),
-	reflect.TypeFor[calc.HeaderForm]():     names(calc.HeaderForms),
-	reflect.TypeFor[calc.Fidelity]():       names(calc.Fidelities),
+	reflect.TypeFor[algorithms.Name]():        names(algorithms.Names),
+	reflect.TypeFor[algorithms.PatternName](): patternNames(),
+	reflect.TypeFor[algorithms.Balance]():     names(algorithms.Balances),
+	reflect.TypeFor[calc.PercentileUnit]():    names(calc.PercentileUnits),
+	reflect.TypeFor[calc.Enforcement]():       names(calc.Enforcements),
+	reflect.TypeFor[calc.Unit]():              names(calc.Units),
+	reflect.TypeFor[calc.Severity]():          names(calc.Severities),
+	reflect.TypeFor[calc.HeaderForm]():        names(calc.HeaderForms),
+	reflect.TypeFor[calc.Fidelity]():          names(calc.Fidelities),
+}
+
+// patternNames are the patterns' names, in the order the UI lists them.
+func patternNames() []string {
+	var out []string
+	for _, p := range algorithms.Patterns {
+		out = append(out, string(p.Name))
+	}
+	return out
 }
 
 func names[S ~string](vs []S) []string {
@@ -131,6 +226,18 @@ func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
 func bound[N int | int64 | float64](s *jsonschema.Schema, name string, lo, hi N) {
 	p := property(s, name)
 	p.Minimum, p.Maximum = number(lo), number(hi)
+}
+
+// minimum sets the least value of s's member name.
+func minimum[N int | int64 | float64](s *jsonschema.Schema, name string, lo N) {
+	property(s, name).Minimum = number(lo)
+}
+
+// nullable lets s's member name be null as well as its type.
+func nullable(s *jsonschema.Schema, name string) {
+	p := property(s, name)
+	p.Extras = map[string]any{"type": []string{p.Type, "null"}}
+	p.Type = ""
 }
 
 // maxItems sets how many items s's list member name may hold.
@@ -192,26 +299,21 @@ func run(root string, check bool) error {
 
 // reflectAll returns each generated schema as JSON, by name.
 func reflectAll(root string) (map[string][]byte, error) {
-	// The comments' package paths are the module's joined with the
-	// directories as given, so they are read from the root.
-	comments := map[string]string{}
-	cwd, err := os.Getwd()
+	comments, err := readComments(root)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chdir(root); err != nil {
-		return nil, err
-	}
-	for _, dir := range commentDirs {
-		if err = (&jsonschema.Reflector{CommentMap: comments}).AddGoComments(module, dir); err != nil {
-			break
+	// SimulateRequest's arrivals are read as they stream in, into no field
+	// of their own: the schema's member is this field, described by the
+	// comment of the one that holds them.
+	arrivals := reflect.StructField{Name: "Arrivals", Type: reflect.TypeFor[[]server.ArrivalInput](), Tag: `json:"arrivals"`}
+	request := reflect.TypeFor[server.SimulateRequest]()
+	comments[module+"/server.SimulateRequest.Arrivals"] = comments[module+"/server.SimulateRequest.arrivals"]
+	additional := func(t reflect.Type) []reflect.StructField {
+		if t == request {
+			return []reflect.StructField{arrivals}
 		}
-	}
-	if cerr := os.Chdir(cwd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	byType := map[reflect.Type]string{}
 	for _, g := range schemas {
@@ -224,6 +326,10 @@ func reflectAll(root string) (map[string][]byte, error) {
 		return t.Name()
 	}
 	mapper := func(t reflect.Type) *jsonschema.Schema {
+		if t == reflect.TypeFor[policy.Errors]() {
+			// A named list of *policy.Error: a list, not a schema of its own.
+			return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Ref: "#/$defs/PolicyError"}}
+		}
 		if vs, ok := enums[t]; ok {
 			s := &jsonschema.Schema{Type: "string"}
 			for _, v := range vs {
@@ -240,6 +346,7 @@ func reflectAll(root string) (map[string][]byte, error) {
 			RequiredFromJSONSchemaTags: g.request,
 			Namer:                      namer,
 			Mapper:                     mapper,
+			AdditionalFields:           additional,
 			CommentMap:                 comments,
 		}
 		s := r.ReflectFromType(g.typ).Definitions[g.name]
@@ -258,6 +365,67 @@ func reflectAll(root string) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// readComments returns the doc comments of the types and fields of the
+// packages in commentDirs (their non-test files), keyed as the reflector
+// looks them up: "import/path.Type" and "import/path.Type.Field". A
+// type's text is its comment's first paragraph; a field's is its whole
+// comment, above the field or after it.
+func readComments(root string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, dir := range commentDirs {
+		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		if err != nil {
+			return nil, err
+		}
+		pkg := module + "/" + dir
+		fset := token.NewFileSet()
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range g.Specs {
+					ts := sp.(*ast.TypeSpec)
+					doc := ts.Doc
+					if doc == nil && len(g.Specs) == 1 {
+						doc = g.Doc
+					}
+					if text, _, _ := strings.Cut(doc.Text(), "\n\n"); text != "" {
+						out[pkg+"."+ts.Name.Name] = oneLine(text)
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, fd := range st.Fields.List {
+						text := fd.Doc.Text()
+						if text == "" {
+							text = fd.Comment.Text()
+						}
+						for _, n := range fd.Names {
+							if text != "" {
+								out[pkg+"."+ts.Name.Name+"."+n.Name] = oneLine(text)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// oneLine is text with its runs of white space as one space.
+func oneLine(text string) string { return strings.Join(strings.Fields(text), " ") }
 
 // tidy writes each description of s and its members on one line.
 func tidy(s *jsonschema.Schema) {

@@ -58,6 +58,25 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 		at            func(req map[string]any) map[string]any
 	}
 	self := func(req map[string]any) map[string]any { return req }
+	member := func(name string) func(map[string]any) map[string]any {
+		return func(req map[string]any) map[string]any { return req[name].(map[string]any) }
+	}
+	limiter := func() map[string]any { return map[string]any{"algorithm": "token_bucket", "rate": 10.0, "burst": 20} }
+	var pol map[string]any
+	if err := json.Unmarshal([]byte(tieredPolicy("enforce")), &pol); err != nil {
+		t.Fatal(err)
+	}
+	// mixed is a policy run of a pattern with a mix of tiers and requests.
+	mixed := func() map[string]any {
+		var p map[string]any
+		b, _ := json.Marshal(pol)
+		json.Unmarshal(b, &p)
+		return map[string]any{"policy": p, "pattern": map[string]any{"name": "steady", "clients": 2, "rate": 1.0, "duration": 1.0},
+			"mix": map[string]any{
+				"tiers":    []any{map[string]any{"name": "paid", "share": 0.5}},
+				"requests": []any{map[string]any{"method": "GET", "path": "/v1/reports/1", "share": 0.5}},
+			}}
+	}
 	first := func(member string) func(map[string]any) map[string]any {
 		return func(req map[string]any) map[string]any { return req[member].([]any)[0].(map[string]any) }
 	}
@@ -77,6 +96,25 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 		"Limit": {"/api/v1/calc/reverse", "", func() map[string]any {
 			return map[string]any{"algorithm": "token_bucket", "rate": 10.0, "burst": 20}
 		}, self},
+		"SimulateRequest": {"/api/v1/simulate", "", func() map[string]any {
+			return map[string]any{"limiter": limiter(), "arrivals": []any{map[string]any{"at": 0.0}}}
+		}, self},
+		"ArrivalInput": {"/api/v1/simulate", "arrivals[0].", func() map[string]any {
+			return map[string]any{"limiter": limiter(), "arrivals": []any{map[string]any{"at": 0.0, "key": "k"}}}
+		}, first("arrivals")},
+		"Replicas": {"/api/v1/simulate", "replicas.", func() map[string]any {
+			return map[string]any{"limiter": limiter(), "arrivals": []any{map[string]any{"at": 0.0}}, "replicas": map[string]any{"count": 2}}
+		}, member("replicas")},
+		"Pattern": {"/api/v1/simulate", "pattern.", func() map[string]any {
+			return map[string]any{"limiter": limiter(), "pattern": map[string]any{"name": "shared_ip"}}
+		}, member("pattern")},
+		"Mix": {"/api/v1/simulate", "mix.", mixed, member("mix")},
+		"TierShare": {"/api/v1/simulate", "mix.tiers[0].", mixed, func(req map[string]any) map[string]any {
+			return first("tiers")(req["mix"].(map[string]any))
+		}},
+		"RequestShare": {"/api/v1/simulate", "mix.requests[0].", mixed, func(req map[string]any) map[string]any {
+			return first("requests")(req["mix"].(map[string]any))
+		}},
 	}
 	// at overrides a target's base for the request that sets a member to
 	// its bound ("Schema.member=bound"): clients may be 0 only with tiers
@@ -88,6 +126,21 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 	}
 	// items make n valid, distinct items of a list member.
 	items := map[string]func(n int) []any{
+		"Mix.tiers": func(n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				// The tiered policy has two tiers; each at most once.
+				out[i] = map[string]any{"name": []string{"paid", "free"}[min(i, 1)], "share": 0.0}
+			}
+			return out
+		},
+		"Mix.requests": func(n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				out[i] = map[string]any{"path": fmt.Sprintf("/r%d", i), "share": 0.001}
+			}
+			return out
+		},
 		"CalcInput.tiers": func(n int) []any {
 			out := make([]any, n)
 			for i := range out {
@@ -105,7 +158,7 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 	}
 
 	// Every schema the calculator's request bodies reach has a target.
-	for _, root := range []string{"CalcInput", "Limit"} {
+	for _, root := range []string{"CalcInput", "Limit", "SimulateRequest"} {
 		seen := map[string]bool{}
 		var walk func(name string)
 		walk = func(name string) {
@@ -153,7 +206,7 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 			return nil
 		}
 		var p struct {
-			Errors []fieldProblem `json:"errors"`
+			Errors []FieldProblem `json:"errors"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 			t.Fatal(err)
@@ -242,5 +295,33 @@ func TestValidatorsEnforceTheDocument(t *testing.T) {
 	}
 	if checked < 40 {
 		t.Errorf("checked %d statements of the document, want the calculator's (at least 40)", checked)
+	}
+}
+
+// TestDocumentPathsAreTheRoutes: the document lists exactly the API's
+// routes (every method and path under /api/v1/ the server answers), so a
+// route cannot be added, renamed or dropped without the document.
+func TestDocumentPathsAreTheRoutes(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var documented, served []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	for _, r := range newServer(config{}).Routes() {
+		if strings.HasPrefix(r.Path, "/api/v1/") {
+			served = append(served, r.Method+" "+r.Path)
+		}
+	}
+	sort.Strings(documented)
+	sort.Strings(served)
+	if len(served) < 4 || !slices.Equal(documented, served) {
+		t.Errorf("the document's operations %q, the server's API routes %q", documented, served)
 	}
 }
