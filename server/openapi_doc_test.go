@@ -1,15 +1,20 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // docSchema is one schema of the served document, decoded loosely.
@@ -323,5 +328,130 @@ func TestDocumentPathsAreTheRoutes(t *testing.T) {
 	sort.Strings(served)
 	if len(served) < 4 || !slices.Equal(documented, served) {
 		t.Errorf("the document's operations %q, the server's API routes %q", documented, served)
+	}
+}
+
+// TestOperationsDescribeTheirBodies: each operation of the document names
+// the bodies the server takes and gives. For every operation, an example
+// request validates against the operation's request schema and is
+// answered 200 with a body that validates against the operation's 200
+// schema; a refused one is answered with a status the operation lists, as
+// problem details that validate against that status's schema. The lint
+// operation lists exactly the media types the server reads as YAML.
+func TestOperationsDescribeTheirBodies(t *testing.T) {
+	type media struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			RequestBody struct {
+				Content map[string]media `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]struct {
+				Content map[string]media `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(openapiJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("https://ratelab.invalid/openapi.json", raw); err != nil {
+		t.Fatal(err)
+	}
+	// compile compiles a media type's schema, a $ref into the document.
+	compile := func(t *testing.T, m media) *jsonschema.Schema {
+		t.Helper()
+		var ref struct {
+			Ref string `json:"$ref"`
+		}
+		if err := json.Unmarshal(m.Schema, &ref); err != nil || !strings.HasPrefix(ref.Ref, "#/") {
+			t.Fatalf("schema %s is not a reference into the document", m.Schema)
+		}
+		s, err := c.Compile("https://ratelab.invalid/openapi.json" + ref.Ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	valid := func(t *testing.T, s *jsonschema.Schema, body []byte, what string) {
+		t.Helper()
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s is not JSON: %v\n%.500s", what, err, body)
+		}
+		if err := s.Validate(inst); err != nil {
+			t.Fatalf("%s does not match the operation's schema: %v\n%.500s", what, err, body)
+		}
+	}
+	examples := map[string]struct {
+		contentType string
+		good        []string
+		bad         string
+	}{
+		"/api/v1/calc":         {"application/json", []string{`{"capacity": 1000, "clients": 10, "p50": 1, "p99": 5}`}, `{"capacity": 0}`},
+		"/api/v1/calc/reverse": {"application/json", []string{`{"algorithm": "fixed_window", "limit": 100, "window": 60}`}, `{"algorithm": "no_such"}`},
+		"/api/v1/simulate": {"application/json", []string{
+			`{"limiter": {"algorithm": "token_bucket", "rate": 1, "burst": 2}, "arrivals": [{"at": 0, "key": "a"}, {"at": 0.1, "key": "a"}, {"at": 0.2, "key": "a"}]}`,
+			`{"policy": ` + tieredPolicy("enforce") + `, "pattern": {"name": "steady", "clients": 2, "rate": 2, "duration": 2}, "mix": {"tiers": [{"name": "paid", "share": 0.5}], "requests": [{"method": "GET", "path": "/v1/reports/1", "share": 0.5}]}}`,
+		}, `{"limiter": {"algorithm": "gcra"}, "arrivals": []}`},
+		lintPath: {"application/yaml", []string{"apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata: {name: x}\nservice: {capacity: 100}\ndefaults:\n  limit: {algorithm: token_bucket, rate: 1, burst: 2}\n"}, ""},
+	}
+	srv := newServer(config{})
+	send := func(path, contentType, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		return rec
+	}
+	for path, ops := range doc.Paths {
+		op, ok := ops["post"]
+		ex, known := examples[path]
+		if !ok || !known || len(ops) != 1 {
+			t.Errorf("%s: operations %v; this test has examples for one POST of each API path", path, slices.Collect(maps.Keys(ops)))
+			continue
+		}
+		t.Run(path, func(t *testing.T) {
+			if path == lintPath {
+				var types []string
+				for ct := range op.RequestBody.Content {
+					types = append(types, ct)
+				}
+				sort.Strings(types)
+				if want := slices.Sorted(slices.Values(yamlTypes)); !slices.Equal(types, want) {
+					t.Errorf("request media types %q, the server reads %q", types, want)
+				}
+			}
+			for _, body := range ex.good {
+				if m, ok := op.RequestBody.Content[ex.contentType]; ok && ex.contentType == "application/json" {
+					valid(t, compile(t, m), []byte(body), "the example request")
+				} else if !ok {
+					t.Fatalf("the request body has no %s", ex.contentType)
+				}
+				rec := send(path, ex.contentType, body)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("%.200s: status %d\n%s", body, rec.Code, rec.Body)
+				}
+				valid(t, compile(t, op.Responses["200"].Content["application/json"]), rec.Body.Bytes(), "the answer")
+			}
+			if ex.bad == "" {
+				return
+			}
+			rec := send(path, ex.contentType, ex.bad)
+			resp, ok := op.Responses[strconv.Itoa(rec.Code)]
+			if !ok {
+				t.Fatalf("%s: status %d is not among the operation's responses", ex.bad, rec.Code)
+			}
+			m, ok := resp.Content[rec.Header().Get("Content-Type")]
+			if !ok {
+				t.Fatalf("%s: status %d answered as %q, which the operation does not list", ex.bad, rec.Code, rec.Header().Get("Content-Type"))
+			}
+			valid(t, compile(t, m), rec.Body.Bytes(), "the refusal")
+		})
 	}
 }
