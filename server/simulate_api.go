@@ -78,8 +78,8 @@ type SimulateRequest struct {
 // withDecisions reports whether the answer lists every decision.
 func (req *SimulateRequest) withDecisions() bool { return req.Decisions == nil || *req.Decisions }
 
-// ArrivalInput is one arrival. Cost is the limiter form's; Tier, Method and
-// Path the policy form's (the policy sets the cost).
+// ArrivalInput is one arrival: cost is the limiter form's; tier, method
+// and path the policy form's (the policy sets the cost).
 type ArrivalInput struct {
 	// Seconds since the start of the run.
 	At *float64 `json:"at" jsonschema:"required"`
@@ -100,9 +100,10 @@ type ArrivalInput struct {
 	Path string `json:"path"`
 }
 
-// Pattern is a named, seeded traffic pattern (algorithms.Pattern in the
-// API's vocabulary, durations in seconds); each reads only its own
-// parameters.
+// Pattern is a named, seeded traffic pattern, durations in seconds; each
+// reads only its own parameters.
+//
+// It is algorithms.Pattern in the API's vocabulary.
 type Pattern struct {
 	Name algorithms.PatternName `json:"name" jsonschema:"required"`
 	// Seconds of traffic.
@@ -218,8 +219,9 @@ type ArrivalOutput struct {
 	Cost int64   `json:"cost"`
 }
 
-// SimulateLimiterResponse is the answer to a limiter (writeSimulation
-// streams it member by member, in this order).
+// SimulateLimiterResponse is the answer to a limiter.
+//
+// writeSimulation streams it member by member, in this order.
 type SimulateLimiterResponse struct {
 	// The limiter as run.
 	Limiter calc.Limit `json:"limiter"`
@@ -711,8 +713,9 @@ type PolicyBin struct {
 	Remaining int64 `json:"remaining"`
 }
 
-// SimulatePolicyResponse is the answer to a policy (policyAnswer.write
-// streams it member by member, in this order).
+// SimulatePolicyResponse is the answer to a policy.
+//
+// policyAnswer.write streams it member by member, in this order.
 type SimulatePolicyResponse struct {
 	// Present when the policy is in shadow mode: every request passes, and
 	// the decisions say what the limits would have done.
