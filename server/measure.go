@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -42,15 +43,16 @@ const (
 )
 
 // Upload bounds by default (flags -max-uploads, -max-uploads-per-client,
-// -min-upload-rate, -max-clients, -max-second-requests), the time an
-// upload may take before the rate applies, and the Retry-After of a
-// refused one, in seconds.
+// -min-upload-rate, -max-clients, -max-second-requests, -max-spool), the
+// time an upload may take before the rate applies, and the Retry-After of
+// a refused one, in seconds.
 const (
 	defaultMaxUploads          = 4
 	defaultMaxUploadsPerClient = 2
 	defaultMinUploadRate       = 16 << 10
 	defaultMaxClients          = 50_000
 	defaultMaxSecond           = 20_000
+	defaultMaxSpool            = 1 << 30
 	uploadGrace                = 10 * time.Second
 	uploadRetryAfter           = "10"
 )
@@ -69,6 +71,10 @@ type uploads struct {
 	// maxSecond the requests held to spread one whole second
 	// (shadow.Options.MaxHeld).
 	maxClients, maxSecond int
+	// spooled counts the bytes every upload's would-be-rejections CSV
+	// holds (memory and temporary file) against maxSpool, so that
+	// -max-uploads uploads at once cannot fill the disk.
+	spooled budget
 	// acquired, if set, is called when an upload takes its slot; tests
 	// hold uploads open with it.
 	acquired func()
@@ -79,21 +85,43 @@ type uploads struct {
 }
 
 // newUploads returns the bounds, the defaults where zero.
-func newUploads(max, perClient int, minRate int64, maxClients, maxSecond int) *uploads {
+func newUploads(max, perClient int, minRate int64, maxClients, maxSecond int, maxSpool int64) *uploads {
 	or := func(v, d int) int {
 		if v == 0 {
 			return d
 		}
 		return v
 	}
+	if maxSpool == 0 {
+		maxSpool = defaultMaxSpool
+	}
 	return &uploads{max: or(max, defaultMaxUploads), perClient: or(perClient, defaultMaxUploadsPerClient), minRate: minRate,
-		maxClients: or(maxClients, defaultMaxClients), maxSecond: or(maxSecond, defaultMaxSecond), byClient: map[string]int{}}
+		maxClients: or(maxClients, defaultMaxClients), maxSecond: or(maxSecond, defaultMaxSecond), spooled: budget{limit: maxSpool}, byClient: map[string]int{}}
 }
+
+// budget is a number of bytes that holders take and give back; it is safe
+// for concurrent use.
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take takes n bytes, or none and false when fewer are left.
+func (b *budget) take(n int64) bool {
+	if b.used.Add(n) > b.limit {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+// give gives back n bytes taken.
+func (b *budget) give(n int64) { b.used.Add(-n) }
 
 // uploadFlags are the flags of the upload bounds (see uploads).
 type uploadFlags struct {
 	maxUploads, maxPerClient, maxClients, maxSecond *int
-	minRate                                         *int64
+	minRate, maxSpool                               *int64
 }
 
 // addUploadFlags defines the upload bounds' flags on fs.
@@ -109,6 +137,8 @@ func addUploadFlags(fs *flag.FlagSet) uploadFlags {
 			"most distinct `clients` (keys) one access log may have; more get 422"),
 		maxSecond: fs.Int("max-second-requests", defaultMaxSecond,
 			"most `requests` of one whole-second timestamp the replay spreads over their second; past it they are replayed at once and the replay is marked degraded"),
+		maxSpool: fs.Int64("max-spool", defaultMaxSpool,
+			"most `bytes` of would-be-rejections CSV all uploads hold at once, in memory and temporary files; an upload whose CSV finds no room gets 503 with Retry-After"),
 	}
 }
 
@@ -125,7 +155,10 @@ func (f uploadFlags) apply(cfg *config) error {
 	if *f.minRate < 0 {
 		return fmt.Errorf("-min-upload-rate: %d; want 0 (off) or more bytes per second", *f.minRate)
 	}
-	cfg.uploads = newUploads(*f.maxUploads, *f.maxPerClient, *f.minRate, *f.maxClients, *f.maxSecond)
+	if *f.maxSpool < 1 {
+		return fmt.Errorf("-max-spool: %d; want at least 1 byte", *f.maxSpool)
+	}
+	cfg.uploads = newUploads(*f.maxUploads, *f.maxPerClient, *f.minRate, *f.maxClients, *f.maxSecond, *f.maxSpool)
 	return nil
 }
 
@@ -134,7 +167,7 @@ func uploadsOf(cfg config) *uploads {
 	if cfg.uploads != nil {
 		return cfg.uploads
 	}
-	return newUploads(0, 0, defaultMinUploadRate, 0, 0)
+	return newUploads(0, 0, defaultMinUploadRate, 0, 0, 0)
 }
 
 // acquire takes an upload slot for client, or answers why not: 429 past
@@ -599,7 +632,7 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		if len(probs) > 0 {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, "the design has problems: "+(&invalidRequest{problems: probs}).Error())
 		}
-		out := &spool{limit: rejectionsLimit}
+		out := &spool{limit: rejectionsLimit, budget: &up.spooled}
 		defer out.Close()
 		replay, err := shadow.New(p, shadow.Options{Tiers: u.tiers, Rejections: out, MaxHeld: up.maxSecond})
 		if err != nil {
@@ -618,6 +651,11 @@ func handleRejections(cfg config) echo.HandlerFunc {
 				return echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf(
 					"the would-be rejections are more than %d bytes of CSV, the most this server holds; write them with ratelab measure -rejections instead", rejectionsLimit))
 			}
+			if errors.Is(err, errSpoolBusy) {
+				c.Response().Header().Set(echo.HeaderRetryAfter, uploadRetryAfter)
+				return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
+					"the server holds %d bytes of would-be rejections for this and other uploads, the most it holds at once (flag -max-spool); try again shortly, or write them with ratelab measure -rejections", up.spooled.limit))
+			}
 			return err
 		}
 		h := c.Response().Header()
@@ -634,29 +672,40 @@ func handleRejections(cfg config) echo.HandlerFunc {
 
 // rejectionsLimit bounds the would-be rejections CSV one upload may make,
 // in bytes, and spoolMemory the part of it held in memory; the rest waits
-// in a temporary file.
+// in a temporary file. All uploads' CSVs together are bounded by
+// -max-spool.
 const (
 	rejectionsLimit = 1 << 30
 	spoolMemory     = 1 << 20
 )
 
-// errSpoolFull is a spool's write past its limit.
-var errSpoolFull = errors.New("spool full")
+// errSpoolFull is a spool's write past its limit, and errSpoolBusy one
+// past what its budget has left.
+var (
+	errSpoolFull = errors.New("spool full")
+	errSpoolBusy = errors.New("spool budget spent")
+)
 
 // spool holds a response body until it is complete: its first
 // spoolMemory bytes in memory, the rest in a temporary file that Close
-// removes; at most limit bytes in all. It is not safe for concurrent use.
+// removes; at most limit bytes in all, each taken from budget (when set)
+// until Close. It is not safe for concurrent use.
 type spool struct {
-	limit int64
-	n     int64
-	mem   []byte
-	f     *os.File
+	limit  int64
+	budget *budget
+	n      int64
+	mem    []byte
+	f      *os.File
 }
 
-// Write holds p, or fails with errSpoolFull past the limit.
+// Write holds p, or fails with errSpoolFull past the limit and with
+// errSpoolBusy past the budget.
 func (s *spool) Write(p []byte) (int, error) {
 	if s.n+int64(len(p)) > s.limit {
 		return 0, errSpoolFull
+	}
+	if s.budget != nil && !s.budget.take(int64(len(p))) {
+		return 0, errSpoolBusy
 	}
 	if s.f == nil && len(s.mem)+len(p) <= spoolMemory {
 		s.mem = append(s.mem, p...)
@@ -666,12 +715,18 @@ func (s *spool) Write(p []byte) (int, error) {
 	if s.f == nil {
 		f, err := os.CreateTemp("", "ratelab-rejections-*.csv")
 		if err != nil {
+			if s.budget != nil {
+				s.budget.give(int64(len(p)))
+			}
 			return 0, fmt.Errorf("rejections spool: %w", err)
 		}
 		s.f = f
 	}
 	n, err := s.f.Write(p)
 	s.n += int64(n)
+	if s.budget != nil {
+		s.budget.give(int64(len(p) - n))
+	}
 	return n, err
 }
 
@@ -688,8 +743,12 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	return int64(n) + m, err
 }
 
-// Close removes the temporary file, if any.
+// Close removes the temporary file, if any, and gives back the budget.
 func (s *spool) Close() error {
+	if s.budget != nil {
+		s.budget.give(s.n)
+		s.n = 0
+	}
 	if s.f == nil {
 		return nil
 	}

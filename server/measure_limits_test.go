@@ -56,7 +56,7 @@ func formBody(log string) ([]byte, string) {
 // is served. Uploads are held open by their bodies and counted through
 // the acquired hook, without sleeping.
 func TestUploadConcurrencyCaps(t *testing.T) {
-	up := newUploads(2, 1, 0, 0, 0)
+	up := newUploads(2, 1, 0, 0, 0, 0)
 	acquired := make(chan struct{}, 10)
 	up.acquired = func() { acquired <- struct{}{} }
 	srv := newServer(config{uploads: up})
@@ -97,7 +97,7 @@ func TestUploadConcurrencyCaps(t *testing.T) {
 // 64 KiB of heap each (each held a 1 MiB line buffer, twice, before).
 func TestOpenUploadsHoldLittle(t *testing.T) {
 	const n = 20
-	srv := newServer(config{uploads: newUploads(n, n, 0, 0, 0)})
+	srv := newServer(config{uploads: newUploads(n, n, 0, 0, 0, 0)})
 	body, ct := formBody(measureLog())
 	i := bytes.Index(body, []byte("198.51.100.1 "))
 	head, lines := body[:i], body[i:i+400]
@@ -150,7 +150,7 @@ func TestSlowUploadCutOff(t *testing.T) {
 	body, ct := formBody(measureLog())
 	send := func(step time.Duration) *httptest.ResponseRecorder {
 		clk := &steppingClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), step: step}
-		srv := newServer(config{clock: clk.now, uploads: newUploads(0, 0, 1000, 0, 0)})
+		srv := newServer(config{clock: clk.now, uploads: newUploads(0, 0, 1000, 0, 0, 0)})
 		req := httptest.NewRequest(http.MethodPost, measurePath, trickle{bytes.NewReader(body)})
 		req.Header.Set("Content-Type", ct)
 		rec := httptest.NewRecorder()
@@ -169,7 +169,7 @@ func TestSlowUploadCutOff(t *testing.T) {
 // 422 naming the flag on both routes; a second with more requests than
 // -max-second-requests gives a replay marked degraded on the page.
 func TestUploadContentBounds(t *testing.T) {
-	cfg := config{uploads: newUploads(0, 0, 0, 5, 0)}
+	cfg := config{uploads: newUploads(0, 0, 0, 5, 0, 0)}
 	rec := uploadLog(t, cfg, measurePath, [][2]string{{"design", measureDesign}}, measureLog())
 	if msg := parseHTML(t, rec).Find(`[data-testid="measure-error"]`).Text(); rec.Code != http.StatusUnprocessableEntity || !strings.Contains(msg, "-max-clients") {
 		t.Errorf("20 clients over 5: %d %q", rec.Code, msg)
@@ -179,7 +179,7 @@ func TestUploadContentBounds(t *testing.T) {
 		t.Errorf("rejections, 20 clients over 5: %d %s", rec.Code, rec.Body)
 	}
 
-	rec = uploadLog(t, config{uploads: newUploads(0, 0, 0, 0, 50)}, measurePath, [][2]string{{"design", measureDesign}}, measureLog())
+	rec = uploadLog(t, config{uploads: newUploads(0, 0, 0, 0, 50, 0)}, measurePath, [][2]string{{"design", measureDesign}}, measureLog())
 	doc := parseHTML(t, rec)
 	if msg := doc.Find(`[data-testid="shadow-degraded"]`).Text(); rec.Code != http.StatusOK || !strings.Contains(msg, "160 requests") {
 		t.Errorf("a second of 210 requests over 50: %d, degraded note %q", rec.Code, msg)

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -151,5 +152,69 @@ func TestRejectionsCSVFailsWhole(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusRequestEntityTooLarge || bytes.Contains(b, []byte("retry_after_s")) {
 		t.Errorf("status %d, %d bytes (%.100s); want a 413 without CSV", res.StatusCode, len(b), b)
+	}
+}
+
+// TestSpoolsShareOneBudget: spools that share a budget hold together at
+// most its bytes, memory and file alike; a write past what is left fails
+// with errSpoolBusy and holds nothing of it, and Close gives back what a
+// spool held, so the next one has room.
+func TestSpoolsShareOneBudget(t *testing.T) {
+	b := &budget{limit: spoolMemory + 300_000}
+	chunk := bytes.Repeat([]byte("x"), 100_000)
+	a := &spool{limit: rejectionsLimit, budget: b}
+	defer a.Close()
+	for range (spoolMemory + 200_000) / len(chunk) { // past memory, into a file
+		if _, err := a.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.f == nil {
+		t.Fatal("the first spool never reached its file")
+	}
+	c := &spool{limit: rejectionsLimit, budget: b}
+	defer c.Close()
+	if _, err := c.Write(chunk); err != nil {
+		t.Fatalf("a write within what is left: %v", err)
+	}
+	if _, err := c.Write(chunk); !errors.Is(err, errSpoolBusy) {
+		t.Fatalf("a write past the budget: %v, want errSpoolBusy", err)
+	}
+	if got, want := b.used.Load(), a.n+c.n; got != want || got > b.limit {
+		t.Fatalf("budget used %d, the spools hold %d (limit %d)", got, want, b.limit)
+	}
+	name := a.f.Name()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Errorf("the closed spool's file is still there: %v", err)
+	}
+	if _, err := c.Write(chunk); err != nil {
+		t.Fatalf("a write once the other spool closed: %v", err)
+	}
+	c.Close()
+	if got := b.used.Load(); got != 0 {
+		t.Errorf("budget used %d after every spool closed, want 0", got)
+	}
+}
+
+// TestRejectionsPastTheSpoolBudget: an upload whose would-be rejections
+// find no room left in -max-spool gets 503 with Retry-After, naming the
+// flag, and no CSV.
+func TestRejectionsPastTheSpoolBudget(t *testing.T) {
+	srv := httptest.NewServer(newServer(config{uploads: newUploads(0, 0, 0, 0, 0, 64<<10)}))
+	defer srv.Close()
+	body, ct := multipartBody([][2]string{{"design", measureDesign}, {"key", "header:X-API-Key"}}, heavyLog())
+	res, err := http.Post(srv.URL+rejectionsPath, ct, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+		!bytes.Contains(b, []byte("-max-spool")) || bytes.Contains(b, []byte("retry_after_s")) {
+		t.Errorf("status %d, Retry-After %q, %d bytes (%.200s); want a 503 naming -max-spool, without CSV",
+			res.StatusCode, res.Header.Get("Retry-After"), len(b), b)
 	}
 }

@@ -64,6 +64,12 @@ func TestServerFlags(t *testing.T) {
 	if cfg.apiBodyLimit != 1024 {
 		t.Errorf("apiBodyLimit: got %d", cfg.apiBodyLimit)
 	}
+	if spool, err := parseServerFlags("-max-spool", "4096"); err != nil || spool.uploads.spooled.limit != 4096 {
+		t.Errorf("-max-spool 4096: %v", err)
+	}
+	if def, _ := parseServerFlags(); def.uploads.spooled.limit != defaultMaxSpool {
+		t.Errorf("-max-spool by default: %d, want %d", def.uploads.spooled.limit, defaultMaxSpool)
+	}
 
 	off, err := parseServerFlags("-api-rate", "0", "-api-burst", "0")
 	if err != nil {
@@ -96,6 +102,7 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"-read-timeout", "0s"}, "-read-timeout"},
 		{[]string{"-write-timeout", "-1s"}, "-write-timeout"},
 		{[]string{"-idle-timeout", "0s"}, "-idle-timeout"},
+		{[]string{"-max-spool", "0"}, "-max-spool"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
