@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -66,44 +67,71 @@ func TestBrowserLiveRedrawsInPlace(t *testing.T) {
 	}
 }
 
-// TestBrowserTimelineLabelsWhole: on a desktop-wide chart, each row of
-// the request timeline, which names the limit that rejected, is drawn
-// whole: the label width charts.js gives the axis holds its text in the
-// axis's font.
+// TestBrowserTimelineLabelsWhole: each row of the request timeline, which
+// names the limit that rejected, is drawn whole, on a desktop-wide chart
+// and on a phone's: every line of its label (one on a desktop, the class
+// and the outcome on a phone) fits the width charts.js gives the axis in
+// the axis's font, and a phone's two lines fit the row.
 func TestBrowserTimelineLabelsWhole(t *testing.T) {
-	s := newBrowserSession(t)
-	ctx := s.ctx
-	const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
-	s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
-	waitFor(t, ctx, "the charts", chartsDrawn)
-	type row struct {
-		Name         string
-		Text, Room   float64
-		OptionsWidth float64
-	}
-	rows := eval[[]row](t, ctx, `(function () {
+	for _, screen := range []struct {
+		name          string
+		width, height int64
+		lines         int
+	}{{"desktop", 1440, 900, 1}, {"phone", 390, 844, 2}} {
+		t.Run(screen.name, func(t *testing.T) {
+			s := newBrowserSession(t)
+			ctx := s.ctx
+			if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+				Width: screen.width, Height: screen.height, DeviceScaleFactor: 1, Mobile: screen.width < 600}); err != nil {
+				t.Fatal(err)
+			}
+			const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
+			s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
+			waitFor(t, ctx, "the charts", chartsDrawn)
+			type row struct {
+				Name                  string
+				Lines                 []string
+				Widest, Room, Given   float64
+				OneLine               float64 // the whole name on one line, in the axis's font
+				LinesHeight, RowSpace float64
+			}
+			rows := eval[[]row](t, ctx, `(function () {
   var el = document.getElementById("chart-policy-timeline");
-  var ax = echarts.getInstanceByDom(el).getOption().yAxis[0];
+  var chart = echarts.getInstanceByDom(el);
+  var label = chart.getOption().yAxis[0].axisLabel;
   var given = JSON.parse(el.getAttribute("data-chart-option")).yAxis[0].axisLabel.width;
   var ctx = document.createElement("canvas").getContext("2d");
-  ctx.font = (ax.axisLabel.fontSize || 12) + "px " + (ax.axisLabel.fontFamily || "sans-serif");
-  return ax.data.map(function (n) { return { Name: n, Text: ctx.measureText(n).width, Room: ax.axisLabel.width, OptionsWidth: given }; });
+  var size = label.fontSize || 12;
+  ctx.font = size + "px " + (label.fontFamily || "sans-serif");
+  var space = Math.abs(chart.convertToPixel({ yAxisIndex: 0 }, 1) - chart.convertToPixel({ yAxisIndex: 0 }, 0));
+  return chart.getOption().yAxis[0].data.map(function (n) {
+    var shown = typeof label.formatter === "function" ? label.formatter(n) : n;
+    var lines = shown.split("\n");
+    var widest = Math.max.apply(null, lines.map(function (l) { return ctx.measureText(l).width; }));
+    return { Name: n, Lines: lines, Widest: widest, Room: label.width, Given: given, OneLine: ctx.measureText(n).width,
+      LinesHeight: lines.length * (label.lineHeight || size * 1.2), RowSpace: space };
+  });
 })()`)
-	if len(rows) < 4 {
-		t.Fatalf("%d timeline rows, want the tiers' admitted and rejected rows", len(rows))
-	}
-	truncatedByOption := 0
-	for _, r := range rows {
-		if r.Text > r.Room {
-			t.Errorf("row %q is %.0f px, its label %.0f px: truncated", r.Name, r.Text, r.Room)
-		}
-		if r.Text > r.OptionsWidth {
-			truncatedByOption++
-		}
-	}
-	// The test must be able to fail: some row would not fit the option's
-	// own width.
-	if truncatedByOption == 0 {
-		t.Errorf("no row is wider than the option's %.0f px; the check proves nothing", rows[0].OptionsWidth)
+			if len(rows) < 4 {
+				t.Fatalf("%d timeline rows, want the tiers' admitted and rejected rows", len(rows))
+			}
+			tooWide := 0
+			for _, r := range rows {
+				if r.Widest > r.Room {
+					t.Errorf("row %q: a line is %.0f px, its label %.0f px: truncated", r.Name, r.Widest, r.Room)
+				}
+				if len(r.Lines) != screen.lines || r.LinesHeight > r.RowSpace {
+					t.Errorf("row %q on %d lines %q, %.0f px high in a row of %.0f px; want %d lines that fit", r.Name, len(r.Lines), r.Lines, r.LinesHeight, r.RowSpace, screen.lines)
+				}
+				// The test must be able to fail: some row, on one line,
+				// is wider than the option's own width.
+				if r.OneLine > r.Given {
+					tooWide++
+				}
+			}
+			if tooWide == 0 {
+				t.Errorf("no row is wider than the option's %.0f px; the check proves nothing", rows[0].Given)
+			}
+		})
 	}
 }

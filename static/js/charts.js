@@ -70,19 +70,34 @@
     el.setAttribute("data-chart-drawn", "true");
   }
 
-  // fitLabels widens the truncated labels of a category y axis (the
-  // request timeline's rows, which name the limit that rejected) to 30 %
-  // of a wide chart, up to 300 px, so a desktop shows them whole; a narrow
-  // chart keeps the width the option gives.
+  // fitLabels fits the truncated labels of a category y axis (the request
+  // timeline's rows, "class · outcome", which name the limit that
+  // rejected) to the chart: a wide chart gives them 30 % of its width, up
+  // to 300 px, so a desktop shows them whole; a narrow one (a phone) keeps
+  // the option's width and writes each label on two lines, the class
+  // above the outcome, in a smaller size that two lines of fit a row.
   function fitLabels(option, width) {
     var axes = Array.isArray(option.yAxis) ? option.yAxis : [option.yAxis];
     axes.forEach(function (ax) {
       var label = ax && ax.type === "category" ? ax.axisLabel : null;
-      if (label && label.overflow === "truncate" && label.width > 0) {
-        label.width = Math.max(label.width, Math.min(300, Math.round(0.3 * width)));
+      if (!label || label.overflow !== "truncate" || !(label.width > 0)) {
+        return;
       }
+      if (width >= narrowChart) {
+        label.width = Math.max(label.width, Math.min(300, Math.round(0.3 * width)));
+        return;
+      }
+      label.fontSize = 11;
+      label.lineHeight = 13;
+      label.formatter = function (name) {
+        return name.replace(" · ", "\n");
+      };
     });
   }
+
+  // narrowChart is the width, in CSS pixels, below which a chart is a
+  // phone's.
+  var narrowChart = 600;
 
   // kept holds, by id, the drawn charts of the content htmx is about to
   // replace, for the new content's charts of the same ids to take over:
