@@ -249,7 +249,7 @@ func (in Input) normalize() (Input, error) {
 	if in.Replicas == 0 {
 		in.Replicas = 1
 	} else if in.Replicas < 1 || in.Replicas > MaxReplicas {
-		v.add("replicas", strconv.Itoa(in.Replicas), "a whole number in [1, 1000]")
+		v.add("replicas", strconv.Itoa(in.Replicas), "a whole number in [0, 1000] (0 means 1)")
 	}
 	switch {
 	case in.Enforcement == "":
