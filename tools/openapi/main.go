@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -204,6 +205,7 @@ func patternNames() []string {
 	return out
 }
 
+// names are vs as strings.
 func names[S ~string](vs []S) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
@@ -469,6 +471,9 @@ func marshal(s *jsonschema.Schema) ([]byte, error) {
 	return out, nil
 }
 
+// refPattern finds the schemas a schema refers to.
+var refPattern = regexp.MustCompile(`"\$ref":\s*"#/components/schemas/([^"]+)"`)
+
 // member is one member of a JSON object, its value as written.
 type member struct {
 	key   string
@@ -550,6 +555,15 @@ func replaceSchemas(doc []byte, defs map[string][]byte) ([]byte, error) {
 			ss[i].value = defs[g.name]
 		} else {
 			ss = append(ss, member{g.name, defs[g.name]})
+		}
+	}
+	// A type the generated schemas refer to must have a schema: one not
+	// in the list above is named by the reflector but defined nowhere.
+	for _, m := range ss {
+		for _, ref := range refPattern.FindAllSubmatch(m.value, -1) {
+			if find(ss, string(ref[1])) < 0 {
+				return nil, fmt.Errorf("schema %s refers to %s, which no Go type in the generator's list defines", m.key, ref[1])
+			}
 		}
 	}
 	var buf bytes.Buffer

@@ -66,3 +66,17 @@ func TestReplaceSchemasKeepsTheRest(t *testing.T) {
 		last = i
 	}
 }
+
+// TestReplaceSchemasRefusesAnUndefinedReference: a generated schema that
+// refers to a schema nothing defines is an error naming both.
+func TestReplaceSchemasRefusesAnUndefinedReference(t *testing.T) {
+	defs := map[string][]byte{}
+	for _, g := range schemas {
+		defs[g.name] = []byte(`{"type":"object"}`)
+	}
+	defs["CalcInput"] = []byte(`{"type":"object","properties":{"x":{"$ref":"#/components/schemas/Nowhere"}}}`)
+	_, err := replaceSchemas([]byte(`{"components": {"schemas": {}}}`), defs)
+	if err == nil || !strings.Contains(err.Error(), "CalcInput") || !strings.Contains(err.Error(), "Nowhere") {
+		t.Errorf("err = %v, want one naming CalcInput and Nowhere", err)
+	}
+}
