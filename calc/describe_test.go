@@ -1,37 +1,24 @@
 package calc
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/internal/gosrc"
 )
 
 // constStrings returns the string constants of file whose names start
 // with prefix, by name.
 func constStrings(t *testing.T, file, prefix string) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	cs, err := gosrc.Consts(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, s := range g.Specs {
-			v := s.(*ast.ValueSpec)
-			for i, n := range v.Names {
-				lit, ok := v.Values[i].(*ast.BasicLit)
-				if !strings.HasPrefix(n.Name, prefix) || !ok || lit.Kind != token.STRING {
-					continue
-				}
-				out[n.Name], _ = strconv.Unquote(lit.Value)
-			}
+	for _, c := range cs {
+		if strings.HasPrefix(c.Name, prefix) && c.Literal {
+			out[c.Name] = c.Value
 		}
 	}
 	return out

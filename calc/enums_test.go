@@ -1,40 +1,19 @@
 package calc
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"slices"
-	"strconv"
 	"testing"
+
+	"github.com/ratelab/ratelab/internal/gosrc"
 )
 
 // typedConsts returns the values of the string constants of type typ
 // declared in file, in source order.
 func typedConsts(t *testing.T, file, typ string) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	out, err := gosrc.Typed(file, typ)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []string
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, s := range g.Specs {
-			v := s.(*ast.ValueSpec)
-			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != typ {
-				continue
-			}
-			for _, e := range v.Values {
-				if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					s, _ := strconv.Unquote(lit.Value)
-					out = append(out, s)
-				}
-			}
-		}
 	}
 	return out
 }
