@@ -141,15 +141,7 @@ func TestRejectionsCSVCompleteOverTCP(t *testing.T) {
 // limit, after some 10 000 rejections) gets an error status, never a 200
 // with part of the CSV.
 func TestRejectionsCSVFailsWhole(t *testing.T) {
-	srv := httptest.NewServer(newServer(config{logLimit: 1 << 20}))
-	defer srv.Close()
-	body, ct := multipartBody([][2]string{{"design", measureDesign}, {"key", "header:X-API-Key"}}, heavyLog())
-	res, err := http.Post(srv.URL+rejectionsPath, ct, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	res, b := postHeavyRejections(t, config{logLimit: 1 << 20})
 	if res.StatusCode != http.StatusRequestEntityTooLarge || bytes.Contains(b, []byte("retry_after_s")) {
 		t.Errorf("status %d, %d bytes (%.100s); want a 413 without CSV", res.StatusCode, len(b), b)
 	}
@@ -203,7 +195,20 @@ func TestSpoolsShareOneBudget(t *testing.T) {
 // find no room left in -max-spool gets 503 with Retry-After, naming the
 // flag, and no CSV.
 func TestRejectionsPastTheSpoolBudget(t *testing.T) {
-	srv := httptest.NewServer(newServer(config{uploads: newUploads(0, 0, 0, 0, 0, 64<<10)}))
+	res, b := postHeavyRejections(t, config{uploads: newUploads(0, 0, 0, 0, 0, 64<<10)})
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+		!bytes.Contains(b, []byte("-max-spool")) || bytes.Contains(b, []byte("retry_after_s")) {
+		t.Errorf("status %d, Retry-After %q, %d bytes (%.200s); want a 503 naming -max-spool, without CSV",
+			res.StatusCode, res.Header.Get("Retry-After"), len(b), b)
+	}
+}
+
+// postHeavyRejections uploads heavyLog for its rejections CSV, chunked over
+// a real connection to a server with cfg, and returns the response and its
+// body.
+func postHeavyRejections(t *testing.T, cfg config) (*http.Response, []byte) {
+	t.Helper()
+	srv := httptest.NewServer(newServer(cfg))
 	defer srv.Close()
 	body, ct := multipartBody([][2]string{{"design", measureDesign}, {"key", "header:X-API-Key"}}, heavyLog())
 	res, err := http.Post(srv.URL+rejectionsPath, ct, body)
@@ -211,10 +216,9 @@ func TestRejectionsPastTheSpoolBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
-		!bytes.Contains(b, []byte("-max-spool")) || bytes.Contains(b, []byte("retry_after_s")) {
-		t.Errorf("status %d, Retry-After %q, %d bytes (%.200s); want a 503 naming -max-spool, without CSV",
-			res.StatusCode, res.Header.Get("Retry-After"), len(b), b)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return res, b
 }
