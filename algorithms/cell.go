@@ -40,27 +40,11 @@ type Cells struct {
 // NewCells returns the cell maker of spec (any algorithm), or the spec's
 // error.
 func NewCells(spec Spec) (Cells, error) {
-	lim, err := New(spec)
+	m, err := makersOf(spec)
 	if err != nil {
 		return Cells{}, err
 	}
-	switch l := lim.(type) {
-	case *TokenBucket:
-		return cellsOf(spec, l.allow, l.rested), nil
-	case *GCRA:
-		return cellsOf(spec, l.allow, l.rested), nil
-	case *LeakyBucket:
-		return cellsOf(spec, l.allow, l.rested), nil
-	case *FixedWindow:
-		return cellsOf(spec, l.allow, l.rested), nil
-	case *SlidingLog:
-		// A cell has no table whose reclaim needs the latest expiry.
-		allow := func(s *slidingLogState, now time.Duration, cost int64) Decision { return l.allow(s, now, cost, nil) }
-		return cellsOf(spec, allow, l.rested), nil
-	default:
-		l2 := lim.(*SlidingWindow)
-		return cellsOf(spec, l2.allow, l2.rested), nil
-	}
+	return Cells{spec: spec, make: m.cell}, nil
 }
 
 // Spec returns the cells' algorithm and parameters.
@@ -69,16 +53,51 @@ func (c Cells) Spec() Spec { return c.spec }
 // New returns a rested cell.
 func (c Cells) New() Cell { return c.make() }
 
-// cellRule is an algorithm's decision rule on one key's state S, shared
-// by all the cells of a Cells.
-type cellRule[S any] struct {
+// keyRule is an algorithm's decision rule on one key's state S, shared
+// by the cells of a Cells and by a Dense.
+type keyRule[S any] struct {
 	allow  func(s *S, now time.Duration, cost int64) Decision
 	rested func(s *S, now time.Duration) bool
 }
 
-func cellsOf[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, rested func(*S, time.Duration) bool) Cells {
-	rule := &cellRule[S]{allow: allow, rested: rested}
-	return Cells{spec: spec, make: func() Cell { return &cell[S]{rule: rule} }}
+// makers make the cells and the Dense of one spec.
+type makers struct {
+	cell  func() Cell
+	dense func() Dense
+}
+
+// makersOf returns the makers of spec's cells and Dense, which decide by
+// the functions spec's Limiter decides by, or the spec's error.
+func makersOf(spec Spec) (makers, error) {
+	lim, err := New(spec)
+	if err != nil {
+		return makers{}, err
+	}
+	switch l := lim.(type) {
+	case *TokenBucket:
+		return makersFor(spec, l.allow, l.rested), nil
+	case *GCRA:
+		return makersFor(spec, l.allow, l.rested), nil
+	case *LeakyBucket:
+		return makersFor(spec, l.allow, l.rested), nil
+	case *FixedWindow:
+		return makersFor(spec, l.allow, l.rested), nil
+	case *SlidingLog:
+		// Neither has a table whose reclaim needs the latest expiry.
+		allow := func(s *slidingLogState, now time.Duration, cost int64) Decision { return l.allow(s, now, cost, nil) }
+		return makersFor(spec, allow, l.rested), nil
+	default:
+		l2 := lim.(*SlidingWindow)
+		return makersFor(spec, l2.allow, l2.rested), nil
+	}
+}
+
+func makersFor[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, rested func(*S, time.Duration) bool) makers {
+	rule := &keyRule[S]{allow: allow, rested: rested}
+	return makers{
+		cell:  func() Cell { return &cell[S]{rule: rule} },
+		dense: func() Dense { return &dense[S]{spec: spec, rule: rule} },
+	}
 }
 
 // cell is a Cell of state S: the lock beside the state, in one object, so
@@ -86,7 +105,7 @@ func cellsOf[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, re
 type cell[S any] struct {
 	sync.Mutex
 	retired bool
-	rule    *cellRule[S]
+	rule    *keyRule[S]
 	state   S
 }
 

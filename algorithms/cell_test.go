@@ -7,14 +7,11 @@ import (
 	"time"
 )
 
-// TestCellsDecideAsTheLimiter sends the same random requests (a few keys,
-// times that mostly go forward and sometimes step back, costs from 0 to
-// past the capacity) to a Limiter and to one Cell per key, and compares
-// every decision; whenever a cell says it is rested, a new cell must
-// decide the next request exactly as it does.
-func TestCellsDecideAsTheLimiter(t *testing.T) {
+// keySpecs are the specs the per-key stores (Cells, Dense) are compared
+// with a Limiter on: every algorithm, a roomy and a tight one each.
+var keySpecs = func() []Spec {
 	ms := time.Millisecond
-	for _, spec := range []Spec{
+	return []Spec{
 		{Algorithm: NameTokenBucket, Rate: 100, Burst: 5},
 		{Algorithm: NameTokenBucket, Rate: 0.7, Burst: 1},
 		{Algorithm: NameGCRA, Rate: 100, Burst: 5},
@@ -27,7 +24,17 @@ func TestCellsDecideAsTheLimiter(t *testing.T) {
 		{Algorithm: NameSlidingLog, Limit: 40, Window: 7 * ms},
 		{Algorithm: NameSlidingWindow, Limit: 5, Window: 50 * ms},
 		{Algorithm: NameSlidingWindow, Limit: 2, Window: 7 * ms},
-	} {
+	}
+}()
+
+// TestCellsDecideAsTheLimiter sends the same random requests (a few keys,
+// times that mostly go forward and sometimes step back, costs from 0 to
+// past the capacity) to a Limiter and to one Cell per key, and compares
+// every decision; whenever a cell says it is rested, a new cell must
+// decide the next request exactly as it does.
+func TestCellsDecideAsTheLimiter(t *testing.T) {
+	ms := time.Millisecond
+	for _, spec := range keySpecs {
 		t.Run(spec.String(), func(t *testing.T) {
 			cells, err := NewCells(spec)
 			if err != nil {
