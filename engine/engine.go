@@ -30,8 +30,17 @@
 // A policy in shadow mode is decided the same way (what the limits would
 // have done); Decision.Shadow says the request passes anyway.
 //
+// State. The engine numbers the clients it has seen (a map from key to a
+// small id, one lookup a request) and keeps each per-client limit's state
+// in a slice by that id (algorithms.Dense), decided by the same functions
+// as an algorithms.Limiter of the limit's spec: a request costs one key
+// lookup however many limits apply. Reclaim frees the ids of clients
+// rested in every limit.
+//
 // An Engine is not safe for concurrent use. Times should not decrease for
-// a key (each limiter treats an earlier time as its last one).
+// a key (each limit treats an earlier time as its last one). A key passed
+// to Decide is kept as long as its client holds state, so its bytes must
+// not change.
 package engine
 
 import (
@@ -87,13 +96,25 @@ type Decision struct {
 // Engine decides requests for one policy.
 type Engine struct {
 	limits    []policy.Limit
-	lims      []algorithms.Limiter
-	def       int            // index of the default limit, -1 if none
-	tiers     map[string]int // tier name, ASCII lower case → index in policy.Tiers
-	tierLimit []int          // policy tier index → index of its limit, -1 if none
+	states    []algorithms.Dense // by limit, by client id; the global limit's state is id 0
+	perClient []int              // the limits keyed by client: all but the global one
+	def       int                // index of the default limit, -1 if none
+	tiers     map[string]int     // tier name, as written and in ASCII lower case → index in policy.Tiers
+	tierLimit []int              // policy tier index → index of its limit, -1 if none
 	endpoints []endpoint
 	global    int // index of the global limit, -1 if none
 	shadow    bool
+
+	// The clients: ids[key] is a client's id, keyOf[id] its key ("" for
+	// a free id), free the freed ids, reused last in first out; lastKey
+	// is the last key looked up, lastID its id (-1 for none), for runs of
+	// one client.
+	ids     map[string]int32
+	keyOf   []string
+	free    []int32
+	lastKey string
+	lastID  int32
+	epoch   uint64 // Reclaims that freed an id
 }
 
 // endpoint is one of the policy's endpoints, ready to match.
@@ -109,8 +130,9 @@ type endpoint struct {
 // range (a policy that decoded or validated never is).
 func New(p policy.Policy) (*Engine, error) {
 	e := &Engine{limits: p.Limits(), def: -1, global: -1, shadow: p.Defaults.EffectiveMode() == policy.ModeShadow,
-		tiers: make(map[string]int, len(p.Tiers)), tierLimit: make([]int, len(p.Tiers))}
-	e.lims = make([]algorithms.Limiter, len(e.limits))
+		tiers: make(map[string]int, len(p.Tiers)), tierLimit: make([]int, len(p.Tiers)),
+		ids: map[string]int32{}, lastID: -1}
+	e.states = make([]algorithms.Dense, len(e.limits))
 	for i := range e.tierLimit {
 		e.tierLimit[i] = -1
 	}
@@ -125,17 +147,20 @@ func New(p policy.Policy) (*Engine, error) {
 	}
 	byField := make(map[string]int, len(e.limits))
 	for i, l := range e.limits {
-		lim, err := algorithms.New(l.Spec)
+		st, err := algorithms.NewDense(l.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Field, err)
 		}
-		e.lims[i] = lim
+		e.states[i] = st
 		byField[l.Field] = i
 		switch l.Scope {
 		case policy.ScopeDefault:
 			e.def = i
 		case policy.ScopeGlobal:
 			e.global = i
+		}
+		if l.Scope != policy.ScopeGlobal {
+			e.perClient = append(e.perClient, i)
 		}
 	}
 	for i := range p.Tiers {
@@ -177,7 +202,16 @@ type Applicable struct {
 // Match reports what applies to q, by rules 1 and 2 of the package
 // comment, without deciding anything.
 func (e *Engine) Match(q Request) Applicable {
-	a := Applicable{Tier: -1, Endpoint: -1, Cost: 1}
+	var a Applicable
+	e.match(&q, &a)
+	return a
+}
+
+// match is Match into *a. (Request, Applicable and Decision are a dozen
+// words each: passed by pointer inside the engine, they are not copied
+// from call to call.)
+func (e *Engine) match(q *Request, a *Applicable) {
+	*a = Applicable{Tier: -1, Endpoint: -1, Cost: 1}
 	client := e.def
 	if q.Tier != "" {
 		if i, ok := e.tier(q.Tier); ok {
@@ -204,7 +238,6 @@ func (e *Engine) Match(q Request) Applicable {
 		a.Limits[a.N] = e.global
 		a.N++
 	}
-	return a
 }
 
 // tier finds the tier named name, ignoring ASCII case.
@@ -212,34 +245,81 @@ func (e *Engine) tier(name string) (int, bool) {
 	if i, ok := e.tiers[name]; ok {
 		return i, true
 	}
-	i, ok := e.tiers[policy.LowerASCII(name)]
+	// Lower case in a buffer on the stack: the lookup by string(b)
+	// allocates nothing.
+	var buf [64]byte
+	if len(name) > len(buf) {
+		i, ok := e.tiers[policy.LowerASCII(name)]
+		return i, ok
+	}
+	b := buf[:len(name)]
+	for j := range len(name) {
+		c := name[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[j] = c
+	}
+	i, ok := e.tiers[string(b)]
 	return i, ok
 }
 
 // Decide decides q by the policy, charging the limits when it is admitted.
 func (e *Engine) Decide(q Request) Decision {
-	a := e.Match(q)
-	d := Decision{Rejected: -1, Applicable: a, Shadow: e.shadow}
+	var d Decision
+	e.match(&q, &d.Applicable)
+	// The client's id, for the per-client limits (the global limit has
+	// one state, id 0; a request without a key meets only that).
+	id := int32(0)
+	if a := &d.Applicable; a.N > 1 || a.N == 1 && a.Limits[0] != e.global {
+		id = e.Client(q.Key)
+	}
+	e.decide(&q, id, &d)
+	return d
+}
+
+// DecideClient is Decide for a caller that keeps its clients' ids: id is
+// what Client returned for q.Key since the last change of Epoch (any id
+// when q.Key is "").
+func (e *Engine) DecideClient(id int32, q Request) Decision {
+	var d Decision
+	e.DecideClientTo(&d, id, &q)
+	return d
+}
+
+// DecideClientTo is DecideClient writing the decision to *d, for a caller
+// deciding many requests in a loop.
+func (e *Engine) DecideClientTo(d *Decision, id int32, q *Request) {
+	e.match(q, &d.Applicable)
+	e.decide(q, id, d)
+}
+
+// decide decides q, to which d.Applicable applies, id being its client's,
+// into the rest of *d.
+func (e *Engine) decide(q *Request, id int32, d *Decision) {
+	a := &d.Applicable
+	d.Allowed, d.Shadow, d.Rejected = false, e.shadow, -1
+	d.Remaining, d.RetryAfter, d.Reset, d.Delay = 0, 0, 0, 0
 	if a.N == 0 {
 		d.Allowed, d.Remaining = true, noLimit
-		return d
+		return
 	}
-	key := func(i int) string {
+	allow := func(i int, cost int64) algorithms.Decision {
 		if i == e.global {
-			return ""
+			return e.states[i].Allow(0, q.At, cost)
 		}
-		return q.Key
+		return e.states[i].Allow(id, q.At, cost)
 	}
 	// One limit: its own decision is the policy's.
 	if a.N == 1 {
-		ld := e.lims[a.Limits[0]].Allow(key(a.Limits[0]), q.At, a.Cost)
+		ld := allow(a.Limits[0], a.Cost)
 		d.Allowed, d.Remaining, d.Reset = ld.Allowed, ld.Remaining, ld.Reset
 		if ld.Allowed {
 			d.Delay = ld.Delay()
 		} else {
 			d.Rejected, d.RetryAfter = a.Limits[0], ld.RetryAfter()
 		}
-		return d
+		return
 	}
 	// Several: look at each without charging (a request of cost c passes
 	// a limit exactly when c ≤ the Remaining it reports for cost 0), and
@@ -247,8 +327,7 @@ func (e *Engine) Decide(q Request) Decision {
 	var peek [3]algorithms.Decision
 	admit := true
 	for j := range a.N {
-		i := a.Limits[j]
-		peek[j] = e.lims[i].Allow(key(i), q.At, 0)
+		peek[j] = allow(a.Limits[j], 0)
 		if peek[j].Remaining < a.Cost {
 			admit = false
 		}
@@ -264,46 +343,89 @@ func (e *Engine) Decide(q Request) Decision {
 			}
 			// A rejected request charges nothing: this only asks for
 			// the wait.
-			ld := e.lims[i].Allow(key(i), q.At, a.Cost)
+			ld := allow(i, a.Cost)
 			if d.Rejected < 0 {
 				d.Rejected = i
 			}
 			d.RetryAfter = max(d.RetryAfter, ld.RetryAfter())
 		}
-		return d
+		return
 	}
 	d.Allowed, d.Remaining = true, noLimit
 	for j := range a.N {
-		i := a.Limits[j]
-		ld := e.lims[i].Allow(key(i), q.At, a.Cost)
+		ld := allow(a.Limits[j], a.Cost)
 		d.Remaining = min(d.Remaining, ld.Remaining)
 		d.Reset = max(d.Reset, ld.Reset)
 		d.Delay = max(d.Delay, ld.Delay())
 	}
-	return d
+}
+
+// Client returns the id of the client whose key is key (not ""),
+// numbering it if it is new. The id is the client's until the next
+// Reclaim that changes Epoch.
+func (e *Engine) Client(key string) int32 {
+	if e.lastID >= 0 && key == e.lastKey {
+		return e.lastID
+	}
+	id, ok := e.ids[key]
+	if !ok {
+		if n := len(e.free); n > 0 {
+			id, e.free = e.free[n-1], e.free[:n-1]
+			e.keyOf[id] = key
+		} else {
+			id = int32(len(e.keyOf))
+			e.keyOf = append(e.keyOf, key)
+		}
+		e.ids[key] = id
+	}
+	e.lastKey, e.lastID = key, id
+	return id
 }
 
 // noLimit is Remaining when no limit applies.
 const noLimit = int64(^uint64(0) >> 1)
 
-// Reclaim drops the state of every key rested at now, in every limit, and
-// returns how many it dropped.
+// Reclaim drops the state of every client rested at now in every
+// per-client limit, frees its id, and returns how many it dropped. It
+// looks at every client held: a caller that reclaims when Keys has grown
+// to twice what the last Reclaim left pays O(1) per client, amortised.
 func (e *Engine) Reclaim(now time.Duration) int {
 	n := 0
-	for _, l := range e.lims {
-		n += l.Reclaim(now)
+	for id, key := range e.keyOf {
+		if key == "" {
+			continue
+		}
+		rested := true
+		for _, i := range e.perClient {
+			if !e.states[i].Rested(int32(id), now) {
+				rested = false
+				break
+			}
+		}
+		if !rested {
+			continue
+		}
+		for _, i := range e.perClient {
+			e.states[i].Drop(int32(id))
+		}
+		delete(e.ids, key)
+		e.keyOf[id] = ""
+		e.free = append(e.free, int32(id))
+		n++
+	}
+	e.lastKey, e.lastID = "", -1
+	if n > 0 {
+		e.epoch++
 	}
 	return n
 }
 
-// Keys is how many keys hold state, over all limits.
-func (e *Engine) Keys() int {
-	n := 0
-	for _, l := range e.lims {
-		n += l.Keys()
-	}
-	return n
-}
+// Epoch counts the Reclaims that freed an id: an id from Client stays its
+// client's while Epoch returns the same number.
+func (e *Engine) Epoch() uint64 { return e.epoch }
+
+// Keys is how many clients hold state.
+func (e *Engine) Keys() int { return len(e.ids) }
 
 // template splits a path template into its segments after the leading
 // '/', marking {name} ones.

@@ -185,9 +185,18 @@ func TestMatch(t *testing.T) {
 // nothing of looking at cost 0.
 func TestDecideMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
+	dropped := 0
 	for n := range 40 {
 		p := randomPolicy(r)
 		e := mustEngine(t, p)
+		// ec is decided by DecideClient, its ids kept as a caller keeps
+		// them: taken again when Epoch has changed.
+		ec := mustEngine(t, p)
+		type kept struct {
+			id    int32
+			epoch uint64
+		}
+		ids := map[string]kept{}
 		m := newModel(t, p)
 		now := time.Duration(0)
 		for step := range 300 {
@@ -197,7 +206,29 @@ func TestDecideMatchesModel(t *testing.T) {
 			if got != want {
 				t.Fatalf("policy %d step %d: %+v\n got %+v\nwant %+v", n, step, q, got, want)
 			}
+			k, ok := ids[q.Key]
+			if q.Key != "" && (!ok || k.epoch != ec.Epoch()) {
+				k = kept{ec.Client(q.Key), ec.Epoch()}
+				ids[q.Key] = k
+			}
+			if got := ec.DecideClient(k.id, q); got != want {
+				t.Fatalf("policy %d step %d: %+v\nDecideClient %+v\n        want %+v", n, step, q, got, want)
+			}
+			// Reclaiming drops only rested clients, which decide as new
+			// ones: the model, which never forgets, must still agree.
+			if r.IntN(8) == 0 {
+				dropped += e.Reclaim(now)
+				ec.Reclaim(now)
+			}
 		}
+		// Long after the last request every client is rested.
+		e.Reclaim(now + 24*time.Hour)
+		if k := e.Keys(); k != 0 {
+			t.Fatalf("policy %d: %d clients hold state a day after the last request", n, k)
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("no Reclaim dropped a client: the test did not exercise reclaiming")
 	}
 }
 

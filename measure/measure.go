@@ -119,8 +119,13 @@ type Sharded interface {
 	Sequence(rec *accesslog.Record, slot *int64) (set int64)
 	// SequenceEnd sets every value still unset, and returns the records.
 	SequenceEnd() (set int64)
-	// Consume takes the log's record idx (from 0), with its value v.
-	Consume(shard int, rec *accesslog.Record, idx, v int64)
+	// Consume takes the log's record idx (from 0), with its value v and
+	// its client's number in the shard: Measure numbers each shard's
+	// clients 0, 1, 2, … in the order of their first records, so a
+	// consumer can keep them in a slice instead of looking keys up again;
+	// client is -1 for a record without a key, and for every record when
+	// Shards returned 1.
+	Consume(shard int, rec *accesslog.Record, idx, v int64, client int32)
 	// Finished says the log's first n records are all consumed.
 	Finished(n int64)
 }
@@ -302,10 +307,17 @@ func hasKey(k []byte) bool { return len(k) > 1 || len(k) == 1 && k[0] != '-' }
 // whether it is new; nil, setting m.over, for a new client past
 // Options.MaxClients.
 func (m *Meter) client(k []byte) ([]winState, bool) {
+	ws, _, isNew := m.clientNum(k)
+	return ws, isNew
+}
+
+// clientNum is client, also returning the client's number (its index in
+// m.clients), -1 with nil windows.
+func (m *Meter) clientNum(k []byte) ([]winState, int32, bool) {
 	i, ok := m.keys[string(k)]
 	if !ok && m.opts.MaxClients > 0 && (len(m.clients) >= m.opts.MaxClients || m.keyBytes+len(k) > m.opts.MaxClients*keyBytesPerClient) {
 		m.over = true
-		return nil, false
+		return nil, -1, false
 	}
 	if !ok {
 		m.keyBytes += len(k)
@@ -316,7 +328,7 @@ func (m *Meter) client(k []byte) ([]winState, bool) {
 	}
 	m.clients[i].requests++
 	n := len(m.secs)
-	return m.wins[int(i)*n : int(i)*n+n], !ok
+	return m.wins[int(i)*n : int(i)*n+n], i, !ok
 }
 
 // endpointKey appends rec's endpoint, "METHOD pattern", to b.

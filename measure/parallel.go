@@ -68,6 +68,7 @@ type prec struct {
 	// log's records, and the replay's value (Sharded.Sequence).
 	method, path, tier span
 	idx, v             int64
+	client             int32 // the client's number in its shard, -1 for none
 }
 
 // epCount is an endpoint pattern's requests in one chunk.
@@ -338,11 +339,13 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 				}
 				for _, i := range b.byShard[s] {
 					p := &b.recs[i]
+					p.client = -1
 					if p.key.n == 0 {
 						continue
 					}
 					k := b.get(p.key)
-					ws, isNew := sm.client(k)
+					ws, num, isNew := sm.clientNum(k)
+					p.client = num
 					if isNew && track {
 						b.news[s] = append(b.news[s], newClient{p.line, len(k)})
 					}
@@ -356,13 +359,13 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 					for _, i := range b.byShard[s] {
 						p := &b.recs[i]
 						*rec = b.record(p)
-						rp.Consume(s, rec, p.idx, p.v)
+						rp.Consume(s, rec, p.idx, p.v, p.client)
 					}
 				} else if rpShards == 1 && s == 0 {
 					for i := range b.recs {
 						p := &b.recs[i]
 						*rec = b.record(p)
-						rp.Consume(0, rec, p.idx, p.v)
+						rp.Consume(0, rec, p.idx, p.v, -1)
 					}
 				}
 				if b.pending.Add(-1) == 0 {

@@ -99,7 +99,7 @@ func (s *Sharded) SequenceEnd() int64 {
 // The request's strings point into rec's bytes (no copy per request):
 // judge keeps only copies (a new client's key and tier, a rejection's
 // row), and the engine keeps only the key, a client's own copy.
-func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64) {
+func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64, client int32) {
 	key := rec.Key
 	if len(key) == 1 && key[0] == '-' {
 		key = nil
@@ -112,7 +112,7 @@ func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64) {
 	if q.Tier == "" && s.timer.o.Tiers != nil {
 		q.Tier = s.timer.o.Tiers[q.Key]
 	}
-	s.shards[shard].judge(q, time.Duration(t), idx)
+	s.shards[shard].judge(q, time.Duration(t), idx, client)
 }
 
 // view is b as a string without a copy, valid while b is unchanged.

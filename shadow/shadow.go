@@ -158,6 +158,10 @@ type client struct {
 	key, tier          string
 	requests, rejected int64
 	firstRejected      time.Duration
+	// id is the client's id in the engine, valid while the engine's
+	// Epoch is epoch; -1 before the first request.
+	id    int32
+	epoch uint64
 }
 
 // replayer holds one replay's state.
@@ -166,6 +170,8 @@ type replayer struct {
 	policy   policy.Policy
 	engine   *engine.Engine
 	clients  map[string]*client
+	byNum    []*client // a shard's clients by their number in measure's shard
+	decision engine.Decision
 	origin   time.Time
 	last     time.Duration // latest replay time so far
 	bins     []Bin
@@ -183,9 +189,12 @@ type replayer struct {
 	slots   []*int64 // the timer's: the slots of the held second
 	settled int64    // the timer's: requests timed so far
 	timer   *replayer
-	judged  int64       // requests decided
-	rows    []row       // a shard's rejection rows not yet written
-	mu      *sync.Mutex // guards rows
+	judged  int64 // requests decided
+	// reclaimAt is how many clients hold limiter state when the next
+	// reclaim runs, if at least reclaimMin.
+	reclaimAt int
+	rows      []row       // a shard's rejection rows not yet written
+	mu        *sync.Mutex // guards rows
 }
 
 // row is one rejection's CSV row and its request's index in the log.
@@ -194,9 +203,12 @@ type row struct {
 	cols []string
 }
 
-// reclaimEvery is how many requests pass between reclaims of idle limiter
-// state.
-const reclaimEvery = 1 << 16
+// reclaimMin is the least number of clients holding limiter state at
+// which a replay reclaims the idle ones; after a reclaim, the next is
+// when twice as many as it left hold state, so reclaiming, which looks
+// at every client held, costs O(1) per client, amortised, and the state
+// held stays under max(reclaimMin, 2 × the clients not yet rested).
+const reclaimMin = 1 << 14
 
 // Replay replays every request next yields (until it returns false)
 // through p and reports the would-be rejections: New, Add for each
@@ -353,7 +365,7 @@ func (r *replayer) decide(q Request, at time.Time, slot *int64) {
 		r.settled++
 		return
 	}
-	r.judge(q, t, 0)
+	r.judge(q, t, 0, -1)
 }
 
 // clock is the replay time of q, decided at wall time at, and counts it in
@@ -379,22 +391,39 @@ func (r *replayer) clock(q Request, at time.Time) time.Duration {
 }
 
 // judge decides q at replay time t and counts the decision; idx is q's
-// index in the log, for a shard's rejection rows.
-func (r *replayer) judge(q Request, t time.Duration, idx int64) {
+// index in the log, for a shard's rejection rows, and num its client's
+// number from measure.Sharded.Consume (-1 for none), by which the client
+// is found without looking its key up.
+func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
 	if r.timer != nil && r.judged == 0 {
 		r.origin, r.binWidth = r.timer.origin, time.Second
 	}
 	r.judged++
-	c := r.clients[q.Key]
+	var c *client
+	if num >= 0 && int(num) < len(r.byNum) {
+		c = r.byNum[num]
+	}
 	if c == nil {
-		c = &client{key: strings.Clone(q.Key), tier: strings.Clone(q.Tier), firstRejected: -1}
-		r.clients[c.key] = c
+		if c = r.clients[q.Key]; c == nil {
+			c = &client{key: strings.Clone(q.Key), tier: strings.Clone(q.Tier), firstRejected: -1, id: -1}
+			r.clients[c.key] = c
+		}
+		if num >= 0 {
+			if int(num) >= len(r.byNum) {
+				r.byNum = append(r.byNum, make([]*client, int(num)+1-len(r.byNum))...)
+			}
+			r.byNum[num] = c
+		}
 	}
 	c.requests++
 	q.Key = c.key
+	if c.key != "" && (c.id < 0 || c.epoch != r.engine.Epoch()) {
+		c.id, c.epoch = r.engine.Client(c.key), r.engine.Epoch()
+	}
 
 	eq := engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
-	d := r.engine.Decide(eq)
+	d := &r.decision
+	r.engine.DecideClientTo(d, c.id, &eq)
 	for _, i := range d.Limits[:d.N] {
 		r.rep.Limits[i].Checked++
 	}
@@ -430,8 +459,9 @@ func (r *replayer) judge(q Request, t time.Duration, idx int64) {
 			}
 		}
 	}
-	if r.judged%reclaimEvery == 0 {
+	if r.engine.Keys() >= max(r.reclaimAt, reclaimMin) {
 		r.engine.Reclaim(t)
+		r.reclaimAt = 2 * r.engine.Keys()
 	}
 }
 
