@@ -286,7 +286,7 @@ func (r *replayer) add(q Request, text int, slot *int64) {
 	}
 	if r.full {
 		r.rep.Unspread++
-		r.decide(q, r.fullAt, slot)
+		r.decide(q, r.offset(q, r.fullAt), slot)
 		return
 	}
 	if q.At.Nanosecond() == 0 {
@@ -306,7 +306,7 @@ func (r *replayer) add(q Request, text int, slot *int64) {
 		}
 		return
 	}
-	r.decide(q, q.At, slot)
+	r.decide(q, r.offset(q, q.At), slot)
 }
 
 // Report ends the replay and reports; the CSV of rejections is flushed.
@@ -329,13 +329,19 @@ func (x *Replayer) Report() (Report, error) {
 
 // flush replays the held second, spread over it.
 func (r *replayer) flush() {
+	if len(r.second) == 0 {
+		return
+	}
+	// The second's start once, then each request's share of it in
+	// integers (time.Time's arithmetic costs more than the rest of a
+	// request's timing).
+	start, n := r.offset(r.second[0], r.second[0].At), int64(len(r.second))
 	for i, q := range r.second {
-		at := q.At.Add(time.Duration(int64(i) * int64(time.Second) / int64(len(r.second))))
 		var slot *int64
 		if r.slots != nil {
 			slot = r.slots[i]
 		}
-		r.decide(q, at, slot)
+		r.decide(q, start+time.Duration(int64(i)*int64(time.Second)/n), slot)
 	}
 	r.second = r.second[:0]
 	r.slots = r.slots[:0]
@@ -356,10 +362,10 @@ func (r *replayer) build(p policy.Policy) error {
 	return nil
 }
 
-// decide replays one request at wall time at; a timer (slot not nil)
-// only times it.
-func (r *replayer) decide(q Request, at time.Time, slot *int64) {
-	t := r.clock(q, at)
+// decide replays one request at replay time t (from offset); a timer
+// (slot not nil) only times it.
+func (r *replayer) decide(q Request, t time.Duration, slot *int64) {
+	t = r.clock(q, t)
 	if slot != nil {
 		*slot = int64(t)
 		r.settled++
@@ -368,16 +374,22 @@ func (r *replayer) decide(q Request, at time.Time, slot *int64) {
 	r.judge(q, t, 0, -1)
 }
 
-// clock is the replay time of q, decided at wall time at, and counts it in
-// the report's times and totals.
-func (r *replayer) clock(q Request, at time.Time) time.Duration {
+// offset is the replay time of wall time at, for request q: the time
+// since the first request decided, whose wall time (at, then) becomes
+// the replay's origin.
+func (r *replayer) offset(q Request, at time.Time) time.Duration {
 	if r.n == 0 {
 		r.origin = at
 		r.rep.Start = q.At
 		r.binWidth = time.Second
 	}
+	return at.Sub(r.origin)
+}
+
+// clock is the replay time of q, at replay time t unless that is before
+// an earlier request's, and counts it in the report's times and totals.
+func (r *replayer) clock(q Request, t time.Duration) time.Duration {
 	r.n++
-	t := at.Sub(r.origin)
 	if t < r.last {
 		r.rep.Reordered++
 		t = r.last
