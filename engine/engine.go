@@ -100,6 +100,7 @@ type Engine struct {
 	perClient []int              // the limits keyed by client: all but the global one
 	def       int                // index of the default limit, -1 if none
 	tiers     map[string]int     // tier name, as written and in ASCII lower case → index in policy.Tiers
+	tierLower []string           // policy tier index → its name in ASCII lower case
 	tierLimit []int              // policy tier index → index of its limit, -1 if none
 	endpoints []endpoint
 	global    int // index of the global limit, -1 if none
@@ -137,6 +138,7 @@ func New(p policy.Policy) (*Engine, error) {
 		e.tierLimit[i] = -1
 	}
 	for i, t := range p.Tiers {
+		e.tierLower = append(e.tierLower, policy.LowerASCII(t.Name))
 		// The name as written, for the common exact match without
 		// folding, and in lower case.
 		for _, name := range []string{t.Name, policy.LowerASCII(t.Name)} {
@@ -242,6 +244,16 @@ func (e *Engine) match(q *Request, a *Applicable) {
 
 // tier finds the tier named name, ignoring ASCII case.
 func (e *Engine) tier(name string) (int, bool) {
+	if len(e.tierLower) <= scanTiers {
+		// A few names: compared in turn, in policy order (the first of
+		// names equal but for case wins, as in the map).
+		for i, t := range e.tierLower {
+			if len(t) == len(name) && equalFoldLower(name, t) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	if i, ok := e.tiers[name]; ok {
 		return i, true
 	}
@@ -262,6 +274,25 @@ func (e *Engine) tier(name string) (int, bool) {
 	}
 	i, ok := e.tiers[string(b)]
 	return i, ok
+}
+
+// scanTiers is how many tiers tier compares in turn rather than look up:
+// a few short names compare faster than they hash.
+const scanTiers = 8
+
+// equalFoldLower reports whether s equals lower (in ASCII lower case, as
+// long as s), ignoring ASCII case.
+func equalFoldLower(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Decide decides q by the policy, charging the limits when it is admitted.

@@ -420,3 +420,41 @@ func mustEngine(t *testing.T, p policy.Policy) *Engine {
 	}
 	return e
 }
+
+// TestTierAnyCase matches tier names ignoring ASCII case, the first of
+// the policy's names equal but for case winning, both with a few tiers
+// (compared in turn) and with more than scanTiers (looked up in a map),
+// and with names longer than the lookup's stack buffer.
+func TestTierAnyCase(t *testing.T) {
+	long := strings.Repeat("Enterprise", 8) // 80 bytes
+	for _, n := range []int{3, scanTiers, scanTiers + 1, 20} {
+		p := basePolicy()
+		var names []string
+		for i := range n {
+			name := fmt.Sprintf("Tier%d", i)
+			if i == 1 {
+				name = long
+			}
+			names = append(names, name)
+			p.Tiers = append(p.Tiers, policy.Tier{Name: name})
+		}
+		e := mustEngine(t, p)
+		want := func(tier string) int {
+			for i, name := range names {
+				if strings.EqualFold(name, tier) {
+					return i
+				}
+			}
+			return -1
+		}
+		asked := []string{"", "tier0", "TIER0", "Tier0", "tIeR2", "tier", "tier00", long, strings.ToLower(long), strings.ToUpper(long), "Ünterprise"}
+		for i := range n {
+			asked = append(asked, fmt.Sprintf("TIER%d", i), fmt.Sprintf("tier%d", i))
+		}
+		for _, tier := range asked {
+			if got := e.Match(Request{Key: "k", Tier: tier, Method: "GET", Path: "/"}).Tier; got != want(tier) {
+				t.Errorf("%d tiers: tier %q matched %d, want %d", n, tier, got, want(tier))
+			}
+		}
+	}
+}
