@@ -168,6 +168,7 @@ func (s *Sharded) report() (Report, error) {
 		}
 	}
 	for _, sh := range s.shards {
+		sh.requestCounts()
 		for k, c := range sh.clients {
 			m.clients[k] = c
 		}

@@ -158,10 +158,36 @@ type client struct {
 	key, tier          string
 	requests, rejected int64
 	firstRejected      time.Duration
-	// id is the client's id in the engine, valid while the engine's
-	// Epoch is epoch; -1 before the first request.
-	id    int32
-	epoch uint64
+	// own is the client's entry when it is found by its key, not by a
+	// number.
+	own numbered
+}
+
+// numbered is what judge touches of a client on every request, in a
+// slice by the number measure gave the client (replayer.byNum), small
+// enough to stay in the caches: the client, its requests not yet added to
+// the client's count (requestCounts adds them), and its id in the engine,
+// valid while the engine's Epoch is epoch (-1 before the first request).
+type numbered struct {
+	c        *client
+	requests int64
+	id       int32
+	epoch    uint64
+}
+
+// requestCounts adds the requests counted in the clients' entries to
+// the clients' counts.
+func (r *replayer) requestCounts() {
+	for i := range r.byNum {
+		if h := &r.byNum[i]; h.c != nil {
+			h.c.requests += h.requests
+			h.requests = 0
+		}
+	}
+	for _, c := range r.clients {
+		c.requests += c.own.requests
+		c.own.requests = 0
+	}
 }
 
 // replayer holds one replay's state.
@@ -170,7 +196,7 @@ type replayer struct {
 	policy   policy.Policy
 	engine   *engine.Engine
 	clients  map[string]*client
-	byNum    []*client // a shard's clients by their number in measure's shard
+	byNum    []numbered // a shard's clients by their number in measure's shard
 	decision engine.Decision
 	origin   time.Time
 	last     time.Duration // latest replay time so far
@@ -411,31 +437,37 @@ func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
 		r.origin, r.binWidth = r.timer.origin, time.Second
 	}
 	r.judged++
-	var c *client
-	if num >= 0 && int(num) < len(r.byNum) {
-		c = r.byNum[num]
-	}
-	if c == nil {
-		if c = r.clients[q.Key]; c == nil {
-			c = &client{key: strings.Clone(q.Key), tier: strings.Clone(q.Tier), firstRejected: -1, id: -1}
+	// The client: by its number, touching only its numbered entry (the
+	// client itself, a cache miss, only on a rejection), else by its key.
+	var h *numbered
+	if num >= 0 && int(num) < len(r.byNum) && r.byNum[num].c != nil {
+		h = &r.byNum[num]
+	} else {
+		c := r.clients[q.Key]
+		if c == nil {
+			c = &client{key: strings.Clone(q.Key), tier: strings.Clone(q.Tier), firstRejected: -1}
 			r.clients[c.key] = c
 		}
-		if num >= 0 {
+		if num < 0 {
+			h = &c.own
+		} else {
 			if int(num) >= len(r.byNum) {
-				r.byNum = append(r.byNum, make([]*client, int(num)+1-len(r.byNum))...)
+				r.byNum = append(r.byNum, make([]numbered, int(num)+1-len(r.byNum))...)
 			}
-			r.byNum[num] = c
+			h = &r.byNum[num]
+		}
+		if h.c == nil {
+			*h = numbered{c: c, id: -1}
 		}
 	}
-	c.requests++
-	q.Key = c.key
-	if c.key != "" && (c.id < 0 || c.epoch != r.engine.Epoch()) {
-		c.id, c.epoch = r.engine.Client(c.key), r.engine.Epoch()
+	h.requests++
+	if q.Key != "" && (h.id < 0 || h.epoch != r.engine.Epoch()) {
+		h.id, h.epoch = r.engine.Client(h.c.key), r.engine.Epoch()
 	}
 
 	eq := engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
 	d := &r.decision
-	r.engine.DecideClientTo(d, c.id, &eq)
+	r.engine.DecideClientTo(d, h.id, &eq)
 	for _, i := range d.Limits[:d.N] {
 		r.rep.Limits[i].Checked++
 	}
@@ -447,6 +479,7 @@ func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
 	b := r.bin(t)
 	b.Requests++
 	if rejectedBy >= 0 {
+		c := h.c
 		b.Rejected++
 		r.rep.Rejected++
 		if c.rejected == 0 {
@@ -459,7 +492,7 @@ func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
 			if retry != algorithms.Never {
 				ra = strconv.FormatFloat(retry.Round(time.Millisecond).Seconds(), 'f', -1, 64)
 			}
-			cols := []string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), Cell(q.Key), Cell(strings.Clone(q.Tier)),
+			cols := []string{r.origin.Add(t).UTC().Format(time.RFC3339Nano), Cell(c.key), Cell(strings.Clone(q.Tier)),
 				Cell(strings.Clone(q.Method)), Cell(strings.Clone(q.Path)), Cell(l.Field), Cell(l.Name), ra}
 			if r.mu != nil {
 				r.mu.Lock()
@@ -512,6 +545,7 @@ func (r *replayer) bin(t time.Duration) *Bin {
 }
 
 func (r *replayer) finish() Report {
+	r.requestCounts()
 	rep := r.rep
 	rep.Clients = len(r.clients)
 	rep.Bin = r.binWidth
