@@ -27,13 +27,37 @@ var keySpecs = func() []Spec {
 	}
 }()
 
+// keyRequests is the random stream of requests the per-key stores are
+// compared with a Limiter on: keys drawn at random, times that mostly go
+// forward (up to 4 ms) and sometimes step back (up to 3 ms), costs from
+// 0 to one past the capacity. Its rng serves the tests' own draws too.
+type keyRequests struct {
+	rng      *rand.Rand
+	keys     []string
+	capacity int64
+	now      time.Duration
+}
+
+func newKeyRequests(spec Spec, keys []string, seed uint64) *keyRequests {
+	return &keyRequests{rng: rand.New(rand.NewPCG(seed, uint64(len(spec.String())))), keys: keys, capacity: spec.Capacity()}
+}
+
+// next draws the next request.
+func (g *keyRequests) next() (key string, now time.Duration, cost int64) {
+	if g.rng.IntN(10) == 0 {
+		g.now -= time.Duration(g.rng.Int64N(int64(3 * time.Millisecond)))
+	} else {
+		g.now += time.Duration(g.rng.Int64N(int64(4 * time.Millisecond)))
+	}
+	return g.keys[g.rng.IntN(len(g.keys))], g.now, g.rng.Int64N(g.capacity + 2)
+}
+
 // TestCellsDecideAsTheLimiter sends the same random requests (a few keys,
 // times that mostly go forward and sometimes step back, costs from 0 to
 // past the capacity) to a Limiter and to one Cell per key, and compares
 // every decision; whenever a cell says it is rested, a new cell must
 // decide the next request exactly as it does.
 func TestCellsDecideAsTheLimiter(t *testing.T) {
-	ms := time.Millisecond
 	for _, spec := range keySpecs {
 		t.Run(spec.String(), func(t *testing.T) {
 			cells, err := NewCells(spec)
@@ -45,19 +69,10 @@ func TestCellsDecideAsTheLimiter(t *testing.T) {
 			}
 			lim, _ := New(spec)
 			byKey := map[string]Cell{}
-			keys := []string{"a", "b", "c"}
-			rng := rand.New(rand.NewPCG(1, uint64(len(spec.String()))))
-			now := time.Duration(0)
-			capacity := spec.Capacity()
+			reqs := newKeyRequests(spec, []string{"a", "b", "c"}, 1)
 			rested := 0
 			for i := range 20_000 {
-				if rng.IntN(10) == 0 {
-					now -= time.Duration(rng.Int64N(int64(3 * ms)))
-				} else {
-					now += time.Duration(rng.Int64N(int64(4 * ms)))
-				}
-				key := keys[rng.IntN(len(keys))]
-				cost := rng.Int64N(capacity + 2)
+				key, now, cost := reqs.next()
 				c := byKey[key]
 				if c == nil {
 					c = cells.New()

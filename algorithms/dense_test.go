@@ -1,10 +1,8 @@
 package algorithms
 
 import (
-	"math/rand/v2"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // TestDenseDecidesAsTheLimiter sends the same random requests (six keys,
@@ -17,7 +15,6 @@ import (
 // (under a new name: a rested key decides as a new one at the time it is
 // rested, not at an earlier time that may come after it).
 func TestDenseDecidesAsTheLimiter(t *testing.T) {
-	ms := time.Millisecond
 	for _, spec := range keySpecs {
 		t.Run(spec.String(), func(t *testing.T) {
 			d, err := NewDense(spec)
@@ -29,21 +26,14 @@ func TestDenseDecidesAsTheLimiter(t *testing.T) {
 			}
 			lim, _ := New(spec)
 			keys := []string{"a", "b", "c", "d", "e", "f"}
+			reqs := newKeyRequests(spec, keys, 2)
 			ids := map[string]int32{}
 			life := map[string]int{} // how many times each key was dropped
 			var free []int32
 			next := int32(0)
-			rng := rand.New(rand.NewPCG(2, uint64(len(spec.String()))))
-			now := time.Duration(0)
-			capacity := spec.Capacity()
 			dropped, reused := 0, 0
 			for i := range 20_000 {
-				if rng.IntN(10) == 0 {
-					now -= time.Duration(rng.Int64N(int64(3 * ms)))
-				} else {
-					now += time.Duration(rng.Int64N(int64(4 * ms)))
-				}
-				key := keys[rng.IntN(len(keys))]
+				key, now, cost := reqs.next()
 				id, ok := ids[key]
 				if !ok {
 					if n := len(free); n > 0 {
@@ -54,13 +44,12 @@ func TestDenseDecidesAsTheLimiter(t *testing.T) {
 					}
 					ids[key] = id
 				}
-				cost := rng.Int64N(capacity + 2)
 				want := lim.Allow(key+"#"+strconv.Itoa(life[key]), now, cost)
 				if got := d.Allow(id, now, cost); got != want {
 					t.Fatalf("request %d (key %s as id %d, cost %d, at %v): Dense %+v, Limiter %+v", i, key, id, cost, now, got, want)
 				}
 				// Now and then, drop a rested key, as a caller's reclaim.
-				if k := keys[rng.IntN(len(keys))]; rng.IntN(4) == 0 {
+				if k := keys[reqs.rng.IntN(len(keys))]; reqs.rng.IntN(4) == 0 {
 					if id, ok := ids[k]; ok && d.Rested(id, now) {
 						d.Drop(id)
 						delete(ids, k)
