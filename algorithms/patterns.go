@@ -423,6 +423,9 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 	rng := rand.New(rand.NewPCG(p.Seed, 0x5a17ab))
 	var retry *RetryPolicy
 	sec := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+	// The one client's key, one string for all its arrivals: a limiter
+	// finds a run of one key by the string it was last given.
+	first := clientKey(0)
 	switch p.Name {
 	case PatternSteady:
 		// Client c sends at (k + (c+½)/clients)/rate: evenly spaced and
@@ -444,11 +447,11 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 			g.poisson(rng, clientKey(c), p.Rate, p.Duration)
 		}
 	case PatternIdleThenBurst:
-		for i := 0; i < p.Count && g.add(p.Idle, clientKey(0)); i++ {
+		for i := 0; i < p.Count && g.add(p.Idle, first); i++ {
 		}
 	case PatternPeriodicBursts:
 		for at := time.Duration(0); at < p.Duration && g.err == nil; at += p.Period {
-			for i := 0; i < p.Count && g.add(at, clientKey(0)); i++ {
+			for i := 0; i < p.Count && g.add(at, first); i++ {
 			}
 		}
 	case PatternWindowBoundary:
@@ -458,9 +461,9 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 		spread := float64(p.Window) / 20
 		step := spread / float64(p.Count)
 		edge := float64(p.Window)
-		for i := 0; i < p.Count && g.add(time.Duration(edge-spread+(float64(i)+0.5)*step), clientKey(0)); i++ {
+		for i := 0; i < p.Count && g.add(time.Duration(edge-spread+(float64(i)+0.5)*step), first); i++ {
 		}
-		for i := 0; i < p.Count && g.add(time.Duration(edge+(float64(i)+0.5)*step), clientKey(0)); i++ {
+		for i := 0; i < p.Count && g.add(time.Duration(edge+(float64(i)+0.5)*step), first); i++ {
 		}
 	case PatternRamp:
 		// The k-th request (k = 0, 1, …) arrives when the expected count
@@ -480,7 +483,7 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 				t = (-p.Rate + math.Sqrt(disc)) / (2 * a)
 			}
 			at := sec(t)
-			if t < 0 || at >= p.Duration || !g.add(at, clientKey(0)) {
+			if t < 0 || at >= p.Duration || !g.add(at, first) {
 				break
 			}
 		}
@@ -489,12 +492,12 @@ func (p Pattern) Generate(max int) (Traffic, error) {
 		// events back to back, 1 ms apart, then sends live at rate until
 		// idle + duration.
 		at := p.Idle
-		for i := 0; i < p.Count && g.add(at, clientKey(0)); i++ {
+		for i := 0; i < p.Count && g.add(at, first); i++ {
 			at += time.Millisecond
 		}
 		for k := 0; g.err == nil; k++ {
 			t := at + sec((float64(k)+0.5)/p.Rate)
-			if t >= p.Idle+p.Duration || !g.add(t, clientKey(0)) {
+			if t >= p.Idle+p.Duration || !g.add(t, first) {
 				break
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"time"
+	"unsafe"
 )
 
 // table maps keys to per-key state, laid out for many keys.
@@ -17,7 +18,10 @@ import (
 // two adjacent entries (a cache line holds eight), compares the key of the
 // first whose hash bits match, and reads the state. A new key gets the zero S, which every algorithm defines as
 // its rested state; a reclaimed key's slot is reused. The last key looked up
-// is cached, so a run that stays on one key skips the map.
+// is cached, so a run that stays on one key skips the map: it is known
+// by its string's address and length, not its bytes (a key string is
+// never changed, as the table keeps it), which costs nothing when the
+// keys take turns; the same key in another string is looked up in full.
 //
 // For reclaiming, every key is filed in a schedule under a time before
 // which it cannot be rested, and only keys whose time has come are looked
@@ -51,7 +55,7 @@ func newTable[S any](horizon time.Duration) table[S] {
 // reports that it did, and then the caller must file the slot (file) once
 // it has decided.
 func (t *table[S]) slot(key string) (i int32, fresh bool) {
-	if t.last >= 0 && key == t.lastKey {
+	if t.last >= 0 && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey) {
 		return t.last, false
 	}
 	return t.lookup(key)
