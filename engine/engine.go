@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/policy"
@@ -100,7 +101,7 @@ type Engine struct {
 	perClient []int              // the limits keyed by client: all but the global one
 	def       int                // index of the default limit, -1 if none
 	tiers     map[string]int     // tier name, as written and in ASCII lower case → index in policy.Tiers
-	tierLower []string           // policy tier index → its name in ASCII lower case
+	tierUpper []string           // policy tier index → its name in ASCII upper case
 	tierLimit []int              // policy tier index → index of its limit, -1 if none
 	endpoints []endpoint
 	global    int // index of the global limit, -1 if none
@@ -138,7 +139,7 @@ func New(p policy.Policy) (*Engine, error) {
 		e.tierLimit[i] = -1
 	}
 	for i, t := range p.Tiers {
-		e.tierLower = append(e.tierLower, policy.LowerASCII(t.Name))
+		e.tierUpper = append(e.tierUpper, upperASCII(t.Name))
 		// The name as written, for the common exact match without
 		// folding, and in lower case.
 		for _, name := range []string{t.Name, policy.LowerASCII(t.Name)} {
@@ -244,11 +245,11 @@ func (e *Engine) match(q *Request, a *Applicable) {
 
 // tier finds the tier named name, ignoring ASCII case.
 func (e *Engine) tier(name string) (int, bool) {
-	if len(e.tierLower) <= scanTiers {
+	if len(e.tierUpper) <= scanTiers {
 		// A few names: compared in turn, in policy order (the first of
 		// names equal but for case wins, as in the map).
-		for i, t := range e.tierLower {
-			if len(t) == len(name) && equalFoldLower(name, t) {
+		for i, t := range e.tierUpper {
+			if equalFoldUpper(name, t) {
 				return i, true
 			}
 		}
@@ -279,21 +280,6 @@ func (e *Engine) tier(name string) (int, bool) {
 // scanTiers is how many tiers tier compares in turn rather than look up:
 // a few short names compare faster than they hash.
 const scanTiers = 8
-
-// equalFoldLower reports whether s equals lower (in ASCII lower case, as
-// long as s), ignoring ASCII case.
-func equalFoldLower(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // Decide decides q by the policy, charging the limits when it is admitted.
 func (e *Engine) Decide(q Request) Decision {
@@ -395,7 +381,10 @@ func (e *Engine) decide(q *Request, id int32, d *Decision) {
 // numbering it if it is new. The id is the client's until the next
 // Reclaim that changes Epoch.
 func (e *Engine) Client(key string) int32 {
-	if e.lastID >= 0 && key == e.lastKey {
+	// The last key is known by its string's address, as algorithms'
+	// tables know theirs: a byte comparison would cost every request
+	// when keys of one length take turns.
+	if e.lastID >= 0 && len(key) == len(e.lastKey) && unsafe.StringData(key) == unsafe.StringData(e.lastKey) {
 		return e.lastID
 	}
 	id, ok := e.ids[key]
