@@ -13,21 +13,25 @@ import "bytes"
 // may contain backslash escapes (Apache writes \", nginx \x22); a
 // backslash always escapes the next byte.
 func (rd *Reader) parseCombined(line []byte) Reason {
-	sp := bytes.IndexByte(line, ' ')
+	sp := indexNear(line, ' ')
 	if sp <= 0 {
 		return ReasonNoTime
 	}
 	ip := line[:sp]
-	lb := bytes.IndexByte(line[sp:], '[')
+	lb := indexNear(line[sp:], '[')
 	if lb < 0 {
 		return ReasonNoTime
 	}
 	lb += sp + 1
-	rb := bytes.IndexByte(line[lb:], ']')
-	if rb < 0 {
-		return ReasonNoTime
+	// The time is nearly always the common log format's 26 bytes, which
+	// hold no ']' when they parse; anything else is searched for its ']'.
+	rb := lb + clfLen
+	if rb >= len(line) || line[rb] != ']' {
+		if rb = bytes.IndexByte(line[lb:], ']'); rb < 0 {
+			return ReasonNoTime
+		}
+		rb += lb
 	}
-	rb += lb
 	t, ok := rd.clf.parse(line[lb:rb])
 	if !ok {
 		return ReasonBadTime
@@ -62,7 +66,7 @@ func (rd *Reader) parseCombined(line []byte) Reason {
 	// Quoted fields after the request: referer (1), agent (2), extras.
 	rest = rest[end:]
 	for n := 1; n <= max(keyAt, tierAt); n++ {
-		q := bytes.IndexByte(rest, '"')
+		q := indexNear(rest, '"')
 		if q < 0 {
 			break
 		}
@@ -113,7 +117,7 @@ func quoted(b []byte, open int) ([]byte, int) {
 // may be missing, as in HTTP/0.9). The method is 1 to 16 ASCII letters and
 // the target is not empty.
 func splitRequest(req []byte) (method, path []byte, ok bool) {
-	sp := bytes.IndexByte(req, ' ')
+	sp := indexNear(req, ' ')
 	if sp <= 0 || sp > 16 {
 		return nil, nil, false
 	}
@@ -297,4 +301,23 @@ func daysFromCivil(y, m, d int64) int64 {
 	doy := (153*mp+2)/5 + d - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
+}
+
+// indexNear is bytes.IndexByte for a byte expected within the first few
+// bytes of b (the end of an address or a method, the next quoted field):
+// it looks at up to 16 bytes one by one, then calls bytes.IndexByte. A
+// call of bytes.IndexByte costs more than such a short loop, and a line
+// took about ten of them (BenchmarkCombinedScan, alternating builds,
+// medians of 8: 49.2 → 45.9 ms for 200 000 lines).
+func indexNear(b []byte, c byte) int {
+	n := min(len(b), 16)
+	for i := 0; i < n; i++ {
+		if b[i] == c {
+			return i
+		}
+	}
+	if i := bytes.IndexByte(b[n:], c); i >= 0 {
+		return n + i
+	}
+	return -1
 }
