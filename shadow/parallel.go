@@ -36,6 +36,7 @@ type Sharded struct {
 // only (not Add), and Report reports it.
 func (x *Replayer) Sharded() *Sharded {
 	x.s = &Sharded{p: x.r.policy, timer: x.r}
+	x.r.seq.timed = x.r.timedSlot
 	return x.s
 }
 
@@ -80,17 +81,17 @@ func (s *Sharded) recordText(rec *accesslog.Record) int {
 // requests are timed once the second is complete). It returns how many
 // requests from the log's start are timed.
 func (s *Sharded) Sequence(rec *accesslog.Record, slot *int64) int64 {
-	s.timer.add(Request{At: rec.Time()}, s.recordText(rec), slot)
-	return s.timer.settled
+	t := s.timer
+	t.slots.push(slot)
+	t.seq.add(rec.UnixNano, s.recordText(rec))
+	return t.seq.n
 }
 
 // SequenceEnd times the requests still held, at the end of the log, and
 // returns how many are timed (all).
 func (s *Sharded) SequenceEnd() int64 {
-	if !s.timer.full {
-		s.timer.flush()
-	}
-	return s.timer.settled
+	s.timer.seq.flush()
+	return s.timer.seq.n
 }
 
 // Consume decides, on shard's goroutine, the log's request idx (from 0),
@@ -152,19 +153,19 @@ func (s *Sharded) report() (Report, error) {
 			return Report{}, err
 		}
 	}
-	m := &replayer{o: t.o, rep: t.rep, origin: t.origin, clients: map[string]*client{}}
+	m := &replayer{o: t.o, rep: t.rep, seq: t.seq, origin: t.seq.originTime(), clients: map[string]*client{}}
 	m.rep.Limits = slices.Clone(t.rep.Limits)
-	if t.n > 0 {
+	if t.seq.n > 0 {
 		// The bins a replay on one goroutine ends with: as wide as the
 		// latest time needs, every shard's (narrower, by powers of 2)
 		// nested in them.
 		m.binWidth = time.Second
-		for int(t.last/m.binWidth) >= t.o.Bins {
+		for int(t.seq.last/m.binWidth) >= t.o.Bins {
 			m.binWidth *= 2
 		}
-		m.bins = make([]Bin, int(t.last/m.binWidth)+1)
+		m.bins = make([]Bin, int(t.seq.last/m.binWidth)+1)
 		for i := range m.bins {
-			m.bins[i].Start = t.origin.Add(time.Duration(i) * m.binWidth)
+			m.bins[i].Start = m.origin.Add(time.Duration(i) * m.binWidth)
 		}
 	}
 	for _, sh := range s.shards {

@@ -198,24 +198,24 @@ type replayer struct {
 	clients  map[string]*client
 	byNum    []numbered // a shard's clients by their number in measure's shard
 	decision engine.Decision
-	origin   time.Time
-	last     time.Duration // latest replay time so far
+	origin   time.Time // the replay's time 0, once a request is judged
 	bins     []Bin
 	binWidth time.Duration
 	csv      *csv.Writer
 	rep      Report
-	n        int64
-	second   []Request // requests of the current whole second, held
-	held     int       // the text bytes of second
-	full     bool      // second reached Options.MaxHeld and was spread
-	fullAt   time.Time // … the instant its later requests are replayed at
 
-	// A sharded replay (Sharded): its timer only times requests, writing
-	// each one's replay time to its slot; its shards only decide them.
-	slots   []*int64 // the timer's: the slots of the held second
-	settled int64    // the timer's: requests timed so far
-	timer   *replayer
-	judged  int64 // requests decided
+	// seq times the requests of a replay on one goroutine, or of a
+	// sharded replay's timer; the requests (pending, from next) or the
+	// slots (a timer's: where each request's replay time goes) wait in
+	// log order until timed.
+	seq     sequencer
+	pending fifo[Request]
+	slots   fifo[*int64]
+
+	// A sharded replay (Sharded): its timer only times requests; its
+	// shards only decide them.
+	timer  *replayer
+	judged int64 // requests decided
 	// reclaimAt is how many clients hold limiter state when the next
 	// reclaim runs, if at least reclaimMin.
 	reclaimAt int
@@ -276,6 +276,7 @@ func New(p policy.Policy, o Options) (*Replayer, error) {
 	if r.o.MaxHeld <= 0 {
 		r.o.MaxHeld = DefaultMaxHeld
 	}
+	r.seq = sequencer{maxHeld: r.o.MaxHeld, timed: r.timedRequest}
 	if err := r.build(p); err != nil {
 		return nil, err
 	}
@@ -289,50 +290,26 @@ func New(p policy.Policy, o Options) (*Replayer, error) {
 }
 
 // Add replays one request. Requests should come in log order; see the
-// package comment for time.
+// package comment for time. Times are kept as Unix nanoseconds (the
+// years 1678 to 2262), and the report gives them in UTC.
 func (x *Replayer) Add(q Request) {
 	r := x.r
 	if q.Tier == "" && r.o.Tiers != nil {
 		q.Tier = r.o.Tiers[q.Key]
 	}
-	r.add(q, len(q.Key)+len(q.Tier)+len(q.Method)+len(q.Path), nil)
+	r.pending.push(q)
+	r.seq.add(q.At.UnixNano(), len(q.Key)+len(q.Tier)+len(q.Method)+len(q.Path))
 }
 
-// add replays q, whose text (key, tier, method, path) is text bytes long;
-// a timer writes its replay time to slot instead.
-func (r *replayer) add(q Request, text int, slot *int64) {
-	// Requests sharing a whole-second timestamp are held until the second
-	// is complete, then spread over it.
-	if r.full && !q.At.Equal(r.second[0].At) {
-		r.full = false
-		r.second = r.second[:0]
-	}
-	if len(r.second) > 0 && !r.full && !q.At.Equal(r.second[0].At) {
-		r.flush()
-	}
-	if r.full {
-		r.rep.Unspread++
-		r.decide(q, r.offset(q, r.fullAt), slot)
-		return
-	}
-	if q.At.Nanosecond() == 0 {
-		r.second = append(r.second, q)
-		if slot != nil {
-			r.slots = append(r.slots, slot)
-		}
-		r.held += text
-		if len(r.second) >= r.o.MaxHeld || r.held >= maxHeldBytes {
-			// The second is fuller than the bound: spread what is held
-			// and replay the rest of it at its last spread instant.
-			n := len(r.second)
-			r.fullAt = r.second[0].At.Add(time.Duration(int64(n-1) * int64(time.Second) / int64(n)))
-			r.flush()
-			r.second = append(r.second, Request{At: q.At}) // remembers the second
-			r.full = true
-		}
-		return
-	}
-	r.decide(q, r.offset(q, q.At), slot)
+// timedRequest decides the oldest pending request, timed t.
+func (r *replayer) timedRequest(t time.Duration) {
+	r.judge(r.pending.pop(), t, 0, -1)
+}
+
+// timedSlot writes t to the oldest waiting slot (a sharded replay's
+// timer).
+func (r *replayer) timedSlot(t time.Duration) {
+	*r.slots.pop() = int64(t)
 }
 
 // Report ends the replay and reports; the CSV of rejections is flushed.
@@ -341,9 +318,7 @@ func (x *Replayer) Report() (Report, error) {
 		return x.s.report()
 	}
 	r := x.r
-	if !r.full {
-		r.flush()
-	}
+	r.seq.flush()
 	if r.csv != nil {
 		r.csv.Flush()
 		if err := r.csv.Error(); err != nil {
@@ -351,27 +326,6 @@ func (x *Replayer) Report() (Report, error) {
 		}
 	}
 	return r.finish(), nil
-}
-
-// flush replays the held second, spread over it.
-func (r *replayer) flush() {
-	if len(r.second) == 0 {
-		return
-	}
-	// The second's start once, then each request's share of it in
-	// integers (time.Time's arithmetic costs more than the rest of a
-	// request's timing).
-	start, n := r.offset(r.second[0], r.second[0].At), int64(len(r.second))
-	for i, q := range r.second {
-		var slot *int64
-		if r.slots != nil {
-			slot = r.slots[i]
-		}
-		r.decide(q, start+time.Duration(int64(i)*int64(time.Second)/n), slot)
-	}
-	r.second = r.second[:0]
-	r.slots = r.slots[:0]
-	r.held = 0
 }
 
 // build makes the engine of p and the report's row of each limit.
@@ -388,53 +342,17 @@ func (r *replayer) build(p policy.Policy) error {
 	return nil
 }
 
-// decide replays one request at replay time t (from offset); a timer
-// (slot not nil) only times it.
-func (r *replayer) decide(q Request, t time.Duration, slot *int64) {
-	t = r.clock(q, t)
-	if slot != nil {
-		*slot = int64(t)
-		r.settled++
-		return
-	}
-	r.judge(q, t, 0, -1)
-}
-
-// offset is the replay time of wall time at, for request q: the time
-// since the first request decided, whose wall time (at, then) becomes
-// the replay's origin.
-func (r *replayer) offset(q Request, at time.Time) time.Duration {
-	if r.n == 0 {
-		r.origin = at
-		r.rep.Start = q.At
-		r.binWidth = time.Second
-	}
-	return at.Sub(r.origin)
-}
-
-// clock is the replay time of q, at replay time t unless that is before
-// an earlier request's, and counts it in the report's times and totals.
-func (r *replayer) clock(q Request, t time.Duration) time.Duration {
-	r.n++
-	if t < r.last {
-		r.rep.Reordered++
-		t = r.last
-	}
-	r.last = t
-	if q.At.After(r.rep.End) || r.n == 1 {
-		r.rep.End = q.At
-	}
-	r.rep.Requests++
-	return t
-}
-
 // judge decides q at replay time t and counts the decision; idx is q's
 // index in the log, for a shard's rejection rows, and num its client's
 // number from measure.Sharded.Consume (-1 for none), by which the client
 // is found without looking its key up.
 func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
-	if r.timer != nil && r.judged == 0 {
-		r.origin, r.binWidth = r.timer.origin, time.Second
+	if r.judged == 0 {
+		seq := &r.seq
+		if r.timer != nil {
+			seq = &r.timer.seq
+		}
+		r.origin, r.binWidth = seq.originTime(), time.Second
 	}
 	r.judged++
 	// The client: by its number, touching only its numbered entry (the
@@ -547,6 +465,7 @@ func (r *replayer) bin(t time.Duration) *Bin {
 func (r *replayer) finish() Report {
 	r.requestCounts()
 	rep := r.rep
+	r.seq.report(&rep)
 	rep.Clients = len(r.clients)
 	rep.Bin = r.binWidth
 	rep.Series = r.bins

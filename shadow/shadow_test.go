@@ -301,7 +301,7 @@ func TestMaxHeld(t *testing.T) {
 	}
 	for _, q := range rs {
 		r.Add(q)
-		if n := cap(r.r.second); n > 8 {
+		if n := cap(r.r.pending.items); n > 8 {
 			t.Fatalf("%d requests' room held; want at most MaxHeld's", n)
 		}
 	}
