@@ -121,11 +121,17 @@ type Engine struct {
 
 // endpoint is one of the policy's endpoints, ready to match.
 type endpoint struct {
-	method   string // upper case
-	segments []string
-	vars     []bool // segments[i] is a {name}
-	cost     int64
-	limit    int // index of its limit, -1 if none
+	method string // upper case
+	parts  []part // its path template
+	cost   int64
+	limit  int // index of its limit, -1 if none
+}
+
+// part is a piece of a path template: a run of literal text, slashes
+// included, or a {name} segment, which matches one non-empty path segment.
+type part struct {
+	lit   string
+	isVar bool
 }
 
 // New builds the engine of p. It fails only when a limit is out of its
@@ -173,7 +179,7 @@ func New(p policy.Policy) (*Engine, error) {
 	}
 	for i, pe := range p.Endpoints {
 		ep := endpoint{method: upperASCII(pe.Match.Method), cost: max(pe.Cost, 1), limit: -1}
-		ep.segments, ep.vars = template(pe.Match.Path)
+		ep.parts = template(pe.Match.Path)
 		if j, ok := byField[fmt.Sprintf("endpoints[%d].limit", i)]; ok {
 			ep.limit = j
 		}
@@ -447,15 +453,30 @@ func (e *Engine) Epoch() uint64 { return e.epoch }
 // Keys is how many clients hold state.
 func (e *Engine) Keys() int { return len(e.ids) }
 
-// template splits a path template into its segments after the leading
-// '/', marking {name} ones.
-func template(path string) (segments []string, vars []bool) {
-	segments = strings.Split(strings.TrimPrefix(path, "/"), "/")
-	vars = make([]bool, len(segments))
-	for i, s := range segments {
-		vars[i] = policy.IsPlaceholder(s)
+// template splits a path template (its leading '/' implied) into
+// literal runs and {name} segments: "/v1/orders/{id}/items" is "/v1/orders/",
+// {id}, "/items", so a match compares each run at once.
+func template(path string) []part {
+	var parts []part
+	lit := "/"
+	for i, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if i > 0 {
+			lit += "/"
+		}
+		if !policy.IsPlaceholder(seg) {
+			lit += seg
+			continue
+		}
+		if lit != "" {
+			parts = append(parts, part{lit: lit})
+		}
+		parts = append(parts, part{isVar: true})
+		lit = ""
 	}
-	return segments, vars
+	if lit != "" {
+		parts = append(parts, part{lit: lit})
+	}
+	return parts
 }
 
 // matches reports whether a request's method and path match the endpoint,
@@ -464,35 +485,26 @@ func (ep *endpoint) matches(method, path string) bool {
 	if !equalFoldUpper(method, ep.method) {
 		return false
 	}
-	if len(path) == 0 || path[0] != '/' {
-		return false
-	}
-	path = path[1:]
-	for i, seg := range ep.segments {
-		j := strings.IndexByte(path, '/')
-		last := j < 0
-		var s string
-		if last {
-			s = path
-		} else {
-			s = path[:j]
-		}
-		if ep.vars[i] {
-			if s == "" {
+	for _, p := range ep.parts {
+		if !p.isVar {
+			if !strings.HasPrefix(path, p.lit) {
 				return false
 			}
-		} else if s != seg {
+			path = path[len(p.lit):]
+			continue
+		}
+		// A segment is short: a loop finds its end sooner than a call
+		// of strings.IndexByte.
+		j := 0
+		for j < len(path) && path[j] != '/' {
+			j++
+		}
+		if j == 0 {
 			return false
 		}
-		if i == len(ep.segments)-1 {
-			return last
-		}
-		if last {
-			return false
-		}
-		path = path[j+1:]
+		path = path[j:]
 	}
-	return false
+	return path == ""
 }
 
 // equalFoldUpper reports whether s equals upper (already upper case),

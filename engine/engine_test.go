@@ -458,3 +458,46 @@ func TestTierAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointMatchesAsRegex: every template (valid endpoint paths)
+// against every path, each endpoint matching exactly when the template's regular expression (each
+// {name} one non-empty segment, [^/]+, as the gateway exports write it)
+// matches. The paths cut each template short, carry it on, double its
+// slashes and empty its placeholders, so a matcher that lets a {name}
+// match nothing or cross a '/', or a literal run match a prefix of a
+// longer segment, fails.
+func TestEndpointMatchesAsRegex(t *testing.T) {
+	templates := []string{"/", "/v1", "/v1/", "/v1/items", "/v1/items/{id}", "/v1/items/{id}/", "/v1/items/{id}/parts",
+		"/{a}", "/{a}/{b}", "/{a}/x/{b}", "/v1//items", "/v1/itemsx/{id}"}
+	var paths []string
+	for _, tp := range templates {
+		for _, fill := range []string{"7", "abc", "", "a/b"} {
+			p := strings.NewReplacer("{id}", fill, "{a}", fill, "{b}", fill).Replace(tp)
+			paths = append(paths, p, p+"/", p+"x", strings.TrimSuffix(p, "/"), strings.ReplaceAll(p, "/", "//"), p[:len(p)/2])
+		}
+	}
+	paths = append(paths, "", "v1/items/7", "/v1/items/7?x=1")
+	matches := 0
+	for _, tp := range templates {
+		if !policy.ValidPath(tp) {
+			t.Fatalf("template %q: not a valid endpoint path", tp)
+		}
+		ep := endpoint{method: "GET", parts: template(tp)}
+		re := regexp.MustCompile(policy.PathRegex(tp))
+		for _, p := range paths {
+			want := re.MatchString(p)
+			if got := ep.matches("get", p); got != want {
+				t.Errorf("template %q, path %q: matches %v, want %v", tp, p, got, want)
+			}
+			if want {
+				matches++
+			}
+			if ep.matches("POST", p) {
+				t.Errorf("template %q, path %q: matches another method", tp, p)
+			}
+		}
+	}
+	if matches < len(templates) {
+		t.Fatalf("only %d matches: the paths do not exercise the templates", matches)
+	}
+}
