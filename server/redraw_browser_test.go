@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -131,6 +132,94 @@ func TestBrowserTimelineLabelsWhole(t *testing.T) {
 			}
 			if tooWide == 0 {
 				t.Errorf("no row is wider than the option's %.0f px; the check proves nothing", rows[0].Given)
+			}
+		})
+	}
+}
+
+// TestBrowserLegendsWholeLanesAligned: on a phone and on a desktop, with
+// the tiered design's long limit names, no chart's legend pages on a
+// phone, and on either screen every legend, as echarts laid it out, ends
+// above every plot (a legend in rows at least 20 px above, room for the
+// y axis's name), and the stacked lanes of a chart share one left edge
+// and one width. The page
+// has legends whose names do not fit one row of the chart, so a legend
+// that scrolls, or a plot not moved down for the rows added, fails; and
+// lanes echarts narrows for a long lane label (its outer bounds) fail.
+func TestBrowserLegendsWholeLanesAligned(t *testing.T) {
+	for _, screen := range []struct {
+		name          string
+		width, height int64
+	}{{"desktop", 1440, 900}, {"phone", 390, 844}} {
+		t.Run(screen.name, func(t *testing.T) {
+			s := newBrowserSession(t)
+			ctx := s.ctx
+			if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+				Width: screen.width, Height: screen.height, DeviceScaleFactor: 1, Mobile: screen.width < 600}); err != nil {
+				t.Fatal(err)
+			}
+			const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
+			s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
+			waitFor(t, ctx, "the charts", chartsDrawn)
+			type grid struct{ X, Y, Width, Height float64 }
+			type chart struct {
+				ID           string
+				Type         string  // the legend's type as drawn
+				Overflows    bool    // the option's legend names need more than one row of the chart
+				LegendBottom float64 // -1 without a legend shown
+				Grids        []grid
+			}
+			charts := eval[[]chart](t, ctx, `Array.from(document.querySelectorAll("[data-chart-option]"), function (el) {
+  var chart = echarts.getInstanceByDom(el);
+  var given = JSON.parse(el.getAttribute("data-chart-option"));
+  var model = chart.getModel();
+  var out = { ID: el.id, Type: "", Overflows: false, LegendBottom: -1, Grids: [] };
+  var legend = model.getComponent("legend");
+  if (legend && legend.get("show")) {
+    out.Type = legend.get("type");
+    var g = chart.getViewOfComponentModel(legend).group;
+    var r = g.getBoundingRect();
+    out.LegendBottom = g.y + r.y + r.height;
+    var ctx = document.createElement("canvas").getContext("2d");
+    ctx.font = "12px sans-serif";
+    var names = (given.series || []).map(function (s) { return s.name; }).filter(function (n, i, all) { return n && all.indexOf(n) === i; });
+    var row = names.reduce(function (w, n) { return w + 30 + ctx.measureText(n).width + 10; }, 0);
+    out.Overflows = given.legend && given.legend.type === "scroll" && row > el.clientWidth - 26;
+  }
+  model.eachComponent("grid", function (gm) {
+    var r = gm.coordinateSystem.getRect();
+    out.Grids.push({ X: r.x, Y: r.y, Width: r.width, Height: r.height });
+  });
+  return out;
+})`)
+			overflowing := 0
+			for _, c := range charts {
+				if c.Overflows {
+					overflowing++
+				}
+				if screen.name == "phone" && c.Type == "scroll" {
+					t.Errorf("%s: a scrolling legend on a phone", c.ID)
+				}
+				// A legend laid out in rows from the left needs room for the
+				// y axis's name under it; a one-row legend, centred, clears
+				// the name at the left and need only clear the plot.
+				room := 0.0
+				if c.Type == "plain" {
+					room = 20
+				}
+				for i, g := range c.Grids {
+					if c.LegendBottom >= 0 && c.LegendBottom > g.Y-room {
+						t.Errorf("%s: the %s legend ends at %.0f px, %.0f px above plot %d at %.0f px; want at least %.0f", c.ID, c.Type, c.LegendBottom, g.Y-c.LegendBottom, i, g.Y, room)
+					}
+					if g0 := c.Grids[0]; math.Abs(g.X-g0.X) > 0.5 || math.Abs(g.Width-g0.Width) > 0.5 {
+						t.Errorf("%s: lane %d spans x %.0f+%.0f px, lane 0 %.0f+%.0f: the lanes are not aligned", c.ID, i, g.X, g.Width, g0.X, g0.Width)
+					}
+				}
+			}
+			// The test must be able to fail: some legend's names do not
+			// fit one row of its chart, as the option gives them.
+			if overflowing == 0 {
+				t.Errorf("no legend of the %d charts needs more than one row; the check proves nothing", len(charts))
 			}
 		})
 	}

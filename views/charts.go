@@ -174,12 +174,14 @@ func (l *lines) add(s line) {
 const MaxLanes = 8
 
 // Lane layout, in pixels: the legend's row, the label above each lane,
-// the x axis's labels and name under the last lane, and a lane's plot
-// height for a chart of n lanes (fewer lanes get taller plots).
+// the x axis's labels and name under the last lane, the plots' left
+// margin (the y axis's labels), and a lane's plot height for a chart of n
+// lanes (fewer lanes get taller plots).
 const (
 	laneLegend = 34
 	laneLabel  = 26
 	laneAxis   = 46
+	laneLeft   = 56
 )
 
 func laneHeight(n int) int {
@@ -425,8 +427,12 @@ func (l lines) stack(option map[string]any, height int) {
 	for g, ln := range l.lanes {
 		top := laneLegend + g*(laneLabel+laneHeight(n)) + laneLabel
 		// Fixed margins, not containLabel: the last lane's x labels
-		// would otherwise make its plot narrower than the others'.
-		grids[g] = map[string]any{"left": 56, "right": 28, "top": pct(top), "height": pct(laneHeight(n))}
+		// would otherwise make its plot narrower than the others'. And no
+		// outer bounds: echarts 6 otherwise narrows a lane whose label
+		// (its y axis's name) runs past the chart's edge, so lanes under
+		// long limit names were narrower than the rest (the page cuts a
+		// long label at the edge instead, charts.js).
+		grids[g] = map[string]any{"left": laneLeft, "right": 28, "top": pct(top), "height": pct(laneHeight(n)), "outerBoundsMode": "none"}
 		last := g == n-1
 		x := map[string]any{"type": "value", "gridIndex": g, "min": xmin, "max": xmax,
 			"axisLabel": map[string]any{"show": last}, "axisTick": map[string]any{"show": last}}

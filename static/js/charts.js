@@ -57,6 +57,18 @@
     }
     var d = dark(el);
     fitLabels(option, el.clientWidth);
+    fitLaneNames(option, el.clientWidth);
+    // The height the page's style gives the chart, without what a
+    // legend added to it last time.
+    var before = el.style.height;
+    el.style.height = "";
+    var added = fitLegend(option, el.clientWidth, el.clientHeight, !el.classList.contains("embed-chart"));
+    if (added > 0) {
+      el.style.height = el.clientHeight + added + "px";
+    }
+    if (el.style.height !== before) {
+      el.setAttribute("data-chart-resize", "");
+    }
     var chart = echarts.getInstanceByDom(el) || echarts.init(el, d ? "dark" : null, { renderer: "canvas" });
     if (d) {
       option.backgroundColor = "transparent"; // the page's background shows
@@ -95,9 +107,160 @@
     });
   }
 
+  // fitLaneNames cuts the label above each of stacked lanes (its y
+  // axis's name, written from the lane's left edge) at the chart's right
+  // edge, so a long limit name ends in an ellipsis instead of running off
+  // the canvas.
+  function fitLaneNames(option, width) {
+    var grids = option.grid;
+    if (!Array.isArray(grids) || grids.length < 2 || !Array.isArray(option.yAxis)) {
+      return;
+    }
+    option.yAxis.forEach(function (ax) {
+      var g = grids[ax.gridIndex || 0];
+      if (!ax.name || !g || typeof g.left !== "number") {
+        return;
+      }
+      ax.nameTruncate = { maxWidth: Math.max(0, width - g.left - 4), ellipsis: "…" };
+      ax.tooltip = { show: true }; // the whole name, on hover or touch
+      ax.triggerEvent = true;
+    });
+  }
+
   // narrowChart is the width, in CSS pixels, below which a chart is a
   // phone's.
   var narrowChart = 600;
+
+  // fitLegend lays a chart's legend out whole. The option's legend is one
+  // row that scrolls: on a phone that row showed one or two names, cut,
+  // behind page arrows, over the y axis's name, and a wide chart with
+  // long limit names paged too. A legend whose names do not fit one row,
+  // and any on a narrow chart, wraps onto as many rows as its names need
+  // (a name wider than the chart is cut, and shown whole on hover or
+  // touch), and the plot moves down by the rows added: the one grid's
+  // top clears the legend and the axis's name, stacked lanes move down
+  // whole. It returns how many pixels taller the chart must be for its
+  // plots to keep their height; with grow false (an embed, as tall as
+  // its frame) the lanes share the height left instead, and it returns 0.
+  function fitLegend(option, width, height, grow) {
+    var legend = option.legend;
+    if (!legend || legend.type !== "scroll" || legend.show === false) {
+      return 0;
+    }
+    var room = width - 2 * legendSide - 2 * legendPadding;
+    var rows = legendRows(legendNames(option), room);
+    if (rows === 1 && width >= narrowChart) {
+      return 0; // one row, centred, clear of the axis's name at the left
+    }
+    legend.type = "plain";
+    legend.left = legendSide;
+    legend.right = legendSide;
+    legend.textStyle = { width: room - legendIcon, overflow: "truncate" };
+    legend.tooltip = { show: true };
+    var grids = Array.isArray(option.grid) ? option.grid : option.grid ? [option.grid] : [];
+    if (grids.length === 0 || !(height > 0)) {
+      return 0;
+    }
+    var px = function (v) {
+      return typeof v === "string" && v.slice(-1) === "%" ? (parseFloat(v) * height) / 100 : Number(v);
+    };
+    if (grids.length === 1) {
+      var top = legendHeight(rows) + axisNameRoom;
+      var added = Math.max(0, top - px(grids[0].top));
+      grids[0].top = top;
+      return grow ? added : 0;
+    }
+    added = legendHeight(rows) - legendHeight(1);
+    if (added <= 0) {
+      return 0;
+    }
+    var first = px(grids[0].top);
+    var last = grids[grids.length - 1];
+    var bottom = px(last.top) + px(last.height);
+    if (grow) {
+      // Every lane as it was, lower by the rows added, in a chart that
+      // much taller (grids in percent of the new height).
+      var pct = function (v) {
+        return ((100 * v) / (height + added)).toFixed(2) + "%";
+      };
+      grids.forEach(function (g) {
+        var h = px(g.height);
+        g.top = pct(px(g.top) + added);
+        g.height = pct(h);
+      });
+      return added;
+    }
+    if (!(bottom > first + added)) {
+      return 0;
+    }
+    var k = (bottom - first - added) / (bottom - first);
+    grids.forEach(function (g) {
+      var h = px(g.height);
+      g.top = Math.round(first + added + (px(g.top) - first) * k);
+      g.height = Math.round(h * k);
+    });
+    return 0;
+  }
+
+  // The legend's metrics, as echarts lays a legend out in its default
+  // 12 px sans-serif: an item's icon legendIcon wide with its gap before
+  // the name, items legendGap apart, rows legendItem tall and legendPitch
+  // apart, legendPadding around; legendSide is the margin on each side,
+  // and axisNameRoom what a y axis's name above the plot needs.
+  var legendIcon = 30;
+  var legendGap = 10;
+  var legendItem = 14;
+  var legendPitch = 21;
+  var legendPadding = 5;
+  var legendSide = 8;
+  var axisNameRoom = 30;
+
+  // legendNames are the names the legend shows: its data, else the
+  // series' names, each once.
+  function legendNames(option) {
+    var names = [];
+    var add = function (n) {
+      n = n && typeof n === "object" ? n.name : n;
+      if (typeof n === "string" && n !== "" && names.indexOf(n) < 0) {
+        names.push(n);
+      }
+    };
+    if (Array.isArray(option.legend.data)) {
+      option.legend.data.forEach(add);
+    } else {
+      (Array.isArray(option.series) ? option.series : []).forEach(add);
+    }
+    return names;
+  }
+
+  var measure = null;
+
+  // legendRows is how many rows echarts wraps the names onto in a
+  // legend room wide.
+  function legendRows(names, room) {
+    if (measure === null) {
+      measure = document.createElement("canvas").getContext("2d");
+    }
+    if (!measure) {
+      return names.length;
+    }
+    measure.font = "12px sans-serif";
+    var rows = 1;
+    var x = 0;
+    names.forEach(function (n) {
+      var w = Math.min(legendIcon + measure.measureText(n).width, room);
+      if (x > 0 && x + w > room) {
+        rows++;
+        x = 0;
+      }
+      x += w + legendGap;
+    });
+    return rows;
+  }
+
+  function legendHeight(rows) {
+    return 2 * legendPadding + legendItem + (rows - 1) * legendPitch;
+  }
 
   // kept holds, by id, the drawn charts of the content htmx is about to
   // replace, for the new content's charts of the same ids to take over:
