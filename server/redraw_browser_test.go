@@ -138,14 +138,14 @@ func TestBrowserTimelineLabelsWhole(t *testing.T) {
 }
 
 // TestBrowserLegendsWholeLanesAligned: on a phone and on a desktop, with
-// the tiered design's long limit names, no chart's legend pages on a
-// phone, and on either screen every legend, as echarts laid it out, ends
-// above every plot (a legend in rows at least 20 px above, room for the
-// y axis's name), and the stacked lanes of a chart share one left edge
-// and one width. The page
-// has legends whose names do not fit one row of the chart, so a legend
-// that scrolls, or a plot not moved down for the rows added, fails; and
-// lanes echarts narrows for a long lane label (its outer bounds) fail.
+// the tiered design's long limit names, every chart's legend, as echarts
+// laid it out, shows every series's name within the chart's width and
+// ends above every plot (a legend laid out in rows from the left at least
+// 20 px above, room for the y axis's name), and the stacked lanes of a
+// chart share one left edge and one width. Some legends' names do not fit
+// one row of their chart, so a plot not moved down for the rows echarts
+// wraps the legend onto fails, and so do lanes echarts narrows for a long
+// lane label (its outer bounds).
 func TestBrowserLegendsWholeLanesAligned(t *testing.T) {
 	for _, screen := range []struct {
 		name          string
@@ -163,28 +163,36 @@ func TestBrowserLegendsWholeLanesAligned(t *testing.T) {
 			waitFor(t, ctx, "the charts", chartsDrawn)
 			type grid struct{ X, Y, Width, Height float64 }
 			type chart struct {
-				ID           string
-				Type         string  // the legend's type as drawn
-				Overflows    bool    // the option's legend names need more than one row of the chart
-				LegendBottom float64 // -1 without a legend shown
-				Grids        []grid
+				ID                      string
+				Rows                    bool    // the legend is laid out in rows from the left
+				Overflows               bool    // the option's legend names need more than one row of the chart
+				LegendBottom            float64 // -1 without a legend shown
+				LegendLeft, LegendRight float64
+				Width                   float64
+				Items, Names            int // the legend's items drawn, the series' names
+				Grids                   []grid
 			}
 			charts := eval[[]chart](t, ctx, `Array.from(document.querySelectorAll("[data-chart-option]"), function (el) {
   var chart = echarts.getInstanceByDom(el);
   var given = JSON.parse(el.getAttribute("data-chart-option"));
   var model = chart.getModel();
-  var out = { ID: el.id, Type: "", Overflows: false, LegendBottom: -1, Grids: [] };
+  var out = { ID: el.id, Rows: false, Overflows: false, LegendBottom: -1, LegendLeft: 0, LegendRight: 0,
+    Width: el.clientWidth, Items: 0, Names: 0, Grids: [] };
   var legend = model.getComponent("legend");
   if (legend && legend.get("show")) {
-    out.Type = legend.get("type");
+    out.Rows = legend.get("left") !== "center";
     var g = chart.getViewOfComponentModel(legend).group;
     var r = g.getBoundingRect();
     out.LegendBottom = g.y + r.y + r.height;
+    out.LegendLeft = g.x + r.x;
+    out.LegendRight = g.x + r.x + r.width;
+    g.childAt(0).eachChild(function () { out.Items++; });
     var ctx = document.createElement("canvas").getContext("2d");
     ctx.font = "12px sans-serif";
     var names = (given.series || []).map(function (s) { return s.name; }).filter(function (n, i, all) { return n && all.indexOf(n) === i; });
-    var row = names.reduce(function (w, n) { return w + 30 + ctx.measureText(n).width + 10; }, 0);
-    out.Overflows = given.legend && given.legend.type === "scroll" && row > el.clientWidth - 26;
+    out.Names = names.length;
+    var row = names.reduce(function (w, n) { return w + 31 + ctx.measureText(n).width + 8; }, 0);
+    out.Overflows = row > el.clientWidth - 16;
   }
   model.eachComponent("grid", function (gm) {
     var r = gm.coordinateSystem.getRect();
@@ -197,19 +205,19 @@ func TestBrowserLegendsWholeLanesAligned(t *testing.T) {
 				if c.Overflows {
 					overflowing++
 				}
-				if screen.name == "phone" && c.Type == "scroll" {
-					t.Errorf("%s: a scrolling legend on a phone", c.ID)
+				if c.LegendBottom >= 0 && (c.Items != c.Names || c.LegendLeft < 0 || c.LegendRight > c.Width) {
+					t.Errorf("%s: the legend shows %d items of %d names from %.0f to %.0f px in a chart %.0f px wide", c.ID, c.Items, c.Names, c.LegendLeft, c.LegendRight, c.Width)
 				}
 				// A legend laid out in rows from the left needs room for the
 				// y axis's name under it; a one-row legend, centred, clears
 				// the name at the left and need only clear the plot.
 				room := 0.0
-				if c.Type == "plain" {
+				if c.Rows {
 					room = 20
 				}
 				for i, g := range c.Grids {
 					if c.LegendBottom >= 0 && c.LegendBottom > g.Y-room {
-						t.Errorf("%s: the %s legend ends at %.0f px, %.0f px above plot %d at %.0f px; want at least %.0f", c.ID, c.Type, c.LegendBottom, g.Y-c.LegendBottom, i, g.Y, room)
+						t.Errorf("%s: the legend ends at %.0f px, %.0f px above plot %d at %.0f px; want at least %.0f", c.ID, c.LegendBottom, g.Y-c.LegendBottom, i, g.Y, room)
 					}
 					if g0 := c.Grids[0]; math.Abs(g.X-g0.X) > 0.5 || math.Abs(g.Width-g0.Width) > 0.5 {
 						t.Errorf("%s: lane %d spans x %.0f+%.0f px, lane 0 %.0f+%.0f: the lanes are not aligned", c.ID, i, g.X, g.Width, g0.X, g0.Width)

@@ -259,7 +259,7 @@ func (l lines) chart(id, title, caption string) Chart {
 	c := charts.NewLine()
 	c.SetGlobalOptions(
 		charts.WithAnimation(false),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "plain", Top: "0"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: l.xName, NameLocation: "middle", NameGap: 25}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: l.yName}),
 	)

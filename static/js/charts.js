@@ -131,28 +131,27 @@
   // phone's.
   var narrowChart = 600;
 
-  // fitLegend lays a chart's legend out whole. The option's legend is one
-  // row that scrolls: on a phone that row showed one or two names, cut,
-  // behind page arrows, over the y axis's name, and a wide chart with
-  // long limit names paged too. A legend whose names do not fit one row,
-  // and any on a narrow chart, wraps onto as many rows as its names need
-  // (a name wider than the chart is cut, and shown whole on hover or
-  // touch), and the plot moves down by the rows added: the one grid's
-  // top clears the legend and the axis's name, stacked lanes move down
-  // whole. It returns how many pixels taller the chart must be for its
-  // plots to keep their height; with grow false (an embed, as tall as
-  // its frame) the lanes share the height left instead, and it returns 0.
+  // fitLegend makes room for a chart's legend. The option's legend is one
+  // row, centred (views/charts.go); echarts wraps a legend too long for the
+  // chart onto more rows, which then ran over the y axis's name and the
+  // plot (on a phone most legends; on a desktop, long limit names). Such
+  // a legend, and any on a narrow chart, is laid out in rows from the left
+  // (a name wider than the chart cut, and shown whole on hover or touch),
+  // and the plot moves down by the rows added: the one grid's top clears
+  // the legend and the axis's name, stacked lanes move down whole. It
+  // returns how many pixels taller the chart must be for its plots to
+  // keep their height; with grow false (an embed, as tall as its frame)
+  // the lanes share the height left instead, and it returns 0.
   function fitLegend(option, width, height, grow) {
     var legend = option.legend;
-    if (!legend || legend.type !== "scroll" || legend.show === false) {
+    if (!legend || legend.show === false) {
       return 0;
     }
-    var room = width - 2 * legendSide - 2 * legendPadding;
+    var room = width - 2 * legendSide;
     var rows = legendRows(legendNames(option), room);
     if (rows === 1 && width >= narrowChart) {
       return 0; // one row, centred, clear of the axis's name at the left
     }
-    legend.type = "plain";
     legend.left = legendSide;
     legend.right = legendSide;
     legend.textStyle = { width: room - legendIcon, overflow: "truncate" };
@@ -178,8 +177,7 @@
     var last = grids[grids.length - 1];
     var bottom = px(last.top) + px(last.height);
     if (grow) {
-      // Every lane as it was, lower by the rows added, in a chart that
-      // much taller (grids in percent of the new height).
+      // Every lane as it was, lower, in a chart that much taller.
       var pct = function (v) {
         return ((100 * v) / (height + added)).toFixed(2) + "%";
       };
@@ -202,41 +200,36 @@
     return 0;
   }
 
-  // The legend's metrics, as echarts lays a legend out in its default
-  // 12 px sans-serif: an item's icon legendIcon wide with its gap before
-  // the name, items legendGap apart, rows legendItem tall and legendPitch
-  // apart, legendPadding around; legendSide is the margin on each side,
-  // and axisNameRoom what a y axis's name above the plot needs.
-  var legendIcon = 30;
-  var legendGap = 10;
+  // A legend as echarts 6 lays it out in 12 px sans-serif (measured):
+  // an item 31 px wider than its name, items 8 apart (itemGap), wrapped
+  // where the next would pass the room between the legend's sides; rows
+  // 13.2 px tall and 21.2 apart (rounded up here), 5 px of padding.
+  // legendSide is the margin at each side, axisNameRoom the room a y
+  // axis's name needs above the plot.
+  var legendIcon = 31;
+  var legendGap = 8;
   var legendItem = 14;
-  var legendPitch = 21;
+  var legendPitch = 22;
   var legendPadding = 5;
   var legendSide = 8;
   var axisNameRoom = 30;
 
-  // legendNames are the names the legend shows: its data, else the
-  // series' names, each once.
+  // legendNames are the series' names, each once: the legend's items.
   function legendNames(option) {
     var names = [];
-    var add = function (n) {
-      n = n && typeof n === "object" ? n.name : n;
-      if (typeof n === "string" && n !== "" && names.indexOf(n) < 0) {
-        names.push(n);
+    (option.series || []).forEach(function (s) {
+      if (s.name && names.indexOf(s.name) < 0) {
+        names.push(s.name);
       }
-    };
-    if (Array.isArray(option.legend.data)) {
-      option.legend.data.forEach(add);
-    } else {
-      (Array.isArray(option.series) ? option.series : []).forEach(add);
-    }
+    });
     return names;
   }
 
   var measure = null;
 
   // legendRows is how many rows echarts wraps the names onto in a
-  // legend room wide.
+  // legend room wide, erring by two pixels towards one row more (a gap)
+  // rather than one fewer (rows over the plot).
   function legendRows(names, room) {
     if (measure === null) {
       measure = document.createElement("canvas").getContext("2d");
@@ -248,8 +241,8 @@
     var rows = 1;
     var x = 0;
     names.forEach(function (n) {
-      var w = Math.min(legendIcon + measure.measureText(n).width, room);
-      if (x > 0 && x + w > room) {
+      var w = Math.min(legendIcon + Math.ceil(measure.measureText(n).width), room);
+      if (x > 0 && x + w > room - 2) {
         rows++;
         x = 0;
       }

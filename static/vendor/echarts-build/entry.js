@@ -9,7 +9,7 @@ import { LineChart, ScatterChart } from "echarts/charts";
 import {
   AriaComponent,
   GridComponent,
-  LegendComponent,
+  LegendPlainComponent,
   TooltipComponent,
 } from "echarts/components";
 import { CanvasRenderer } from "echarts/renderers";
@@ -18,7 +18,7 @@ use([
   LineChart,
   ScatterChart, // the request timeline
   GridComponent,
-  LegendComponent, // plain and scroll legends
+  LegendPlainComponent, // plain legends only: charts.js wraps a long one into rows
   TooltipComponent,
   AriaComponent,
   CanvasRenderer,
