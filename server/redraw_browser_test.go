@@ -142,7 +142,8 @@ func TestBrowserTimelineLabelsWhole(t *testing.T) {
 // laid it out, shows every series's name within the chart's width and
 // ends above every plot (a legend laid out in rows from the left at least
 // 20 px above, room for the y axis's name), and the stacked lanes of a
-// chart share one left edge and one width. Some legends' names do not fit
+// chart share one left edge and one width; and so on a desktop's page
+// narrowed to a phone's width after it was drawn. Some legends' names do not fit
 // one row of their chart, so a plot not moved down for the rows echarts
 // wraps the legend onto fails, and so do lanes echarts narrows for a long
 // lane label (its outer bounds).
@@ -150,17 +151,32 @@ func TestBrowserLegendsWholeLanesAligned(t *testing.T) {
 	for _, screen := range []struct {
 		name          string
 		width, height int64
-	}{{"desktop", 1440, 900}, {"phone", 390, 844}} {
+		turned        bool // loaded at the other screen's size, then resized to this one
+	}{{"desktop", 1440, 900, false}, {"phone", 390, 844, false}, {"desktop narrowed to a phone", 390, 844, true}} {
 		t.Run(screen.name, func(t *testing.T) {
 			s := newBrowserSession(t)
 			ctx := s.ctx
-			if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-				Width: screen.width, Height: screen.height, DeviceScaleFactor: 1, Mobile: screen.width < 600}); err != nil {
-				t.Fatal(err)
+			size := func(width, height int64) {
+				if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+					Width: width, Height: height, DeviceScaleFactor: 1, Mobile: width < 600}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if screen.turned {
+				size(1440, 900)
+			} else {
+				size(screen.width, screen.height)
 			}
 			const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
 			s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
 			waitFor(t, ctx, "the charts", chartsDrawn)
+			if screen.turned {
+				size(screen.width, screen.height)
+				// Every chart at its new width (charts.js waits for the
+				// resizing to settle).
+				waitFor(t, ctx, "the charts at the new width", `Array.prototype.every.call(document.querySelectorAll("[data-chart-option]"),
+  function (el) { var c = echarts.getInstanceByDom(el); return c && c.getWidth() === el.clientWidth && el.hasAttribute("data-chart-drawn"); })`)
+			}
 			type grid struct{ X, Y, Width, Height float64 }
 			type chart struct {
 				ID                      string

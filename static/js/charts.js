@@ -80,6 +80,7 @@
     }
     el.setAttribute("data-chart-theme-used", d ? "dark" : "light");
     el.setAttribute("data-chart-drawn", "true");
+    el.setAttribute("data-chart-width", String(el.clientWidth));
   }
 
   // fitLabels fits the truncated labels of a category y axis (the request
@@ -400,15 +401,25 @@
     draw(document);
   }
 
+  // resizeAll fits every drawn chart to its new size: a chart whose width
+  // changed (a phone turned, a window narrowed) is drawn again from its
+  // option, as its labels and legend rows depend on the width.
   function resizeAll() {
     if (typeof echarts === "undefined") {
       return;
     }
     each(document, function (el) {
       var chart = echarts.getInstanceByDom(el);
-      if (chart) {
-        chart.resize();
+      if (!chart) {
+        return;
       }
+      if (el.getAttribute("data-chart-width") === String(el.clientWidth)) {
+        chart.resize();
+        return;
+      }
+      el.removeAttribute("data-chart-drawn");
+      el.setAttribute("data-chart-resize", "");
+      drawOne(el);
     });
   }
 
