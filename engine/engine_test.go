@@ -501,3 +501,30 @@ func TestEndpointMatchesAsRegex(t *testing.T) {
 		t.Fatalf("only %d matches: the paths do not exercise the templates", matches)
 	}
 }
+
+// FuzzEndpointMatchesAsRegex: for any valid endpoint path (a template
+// policy validation accepts) and any request path, the engine's matcher
+// agrees with the template's regular expression, the form the gateway
+// exports write; a method other than the endpoint's never matches.
+func FuzzEndpointMatchesAsRegex(f *testing.F) {
+	for _, s := range [][2]string{
+		{"/v1/items/{id}", "/v1/items/7"}, {"/v1/items/{id}", "/v1/items/"}, {"/v1/items/{id}", "/v1/items/7/x"},
+		{"/{a}/x/{b}", "/p/x/q"}, {"/{a}/x/{b}", "/p/xq"}, {"/", "/"}, {"/", ""}, {"/v1//items", "/v1//items"},
+		{"/v1/", "/v1"}, {"/a/{b}/", "/a/b/"}, {"/a/{b}/", "/a//"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, tp, path string) {
+		if !policy.ValidPath(tp) || len(tp) > 256 || len(path) > 256 {
+			return
+		}
+		ep := endpoint{method: "GET", parts: template(tp)}
+		want := regexp.MustCompile(policy.PathRegex(tp)).MatchString(path)
+		if got := ep.matches("get", path); got != want {
+			t.Fatalf("template %q, path %q: matches %v, want %v", tp, path, got, want)
+		}
+		if ep.matches("POST", path) {
+			t.Fatalf("template %q, path %q: matches another method", tp, path)
+		}
+	})
+}
