@@ -132,7 +132,7 @@ func runAxe(t *testing.T, ctx context.Context, axe string) []axeViolation {
 }
 
 // TestBrowserAxe runs axe-core on the designer in both colour schemes, the
-// exports, the measure page and an embed, and fails on any serious or
+// exports, the measure page, an embed and an error page, and fails on any serious or
 // critical violation, printing each with the elements at fault.
 func TestBrowserAxe(t *testing.T) {
 	axe := readAxe(t)
@@ -151,9 +151,14 @@ func TestBrowserAxe(t *testing.T) {
 		{"reverse dark", "/reverse?algorithm=token_bucket&rate=2&burst=10", "dark", "document.readyState === 'complete'"},
 		{"compare", "/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=gcra"}}.Encode(), "light", chartsThemed("light")},
 		{"compare dark", "/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=gcra"}}.Encode(), "dark", chartsThemed("dark")},
+		{"not found", "/no/such/page", "light", "document.readyState === 'complete'"},
+		{"not found dark", "/no/such/page", "dark", "document.readyState === 'complete'"},
 	}
 	s := newBrowserSession(t)
 	answerFavicon(s)
+	s.mu.Lock()
+	s.failing = map[string]bool{"/no/such/page": true} // the error page, a 404
+	s.mu.Unlock()
 	ctx := s.ctx
 	for _, p := range pages {
 		emulateScheme(t, ctx, p.scheme)

@@ -57,6 +57,9 @@ type browserSession struct {
 	// also are hosts besides the server the page may load from: a test's
 	// own pages (a docs page that frames an embed).
 	also map[string]bool
+	// failing are the paths a test loads for their error status (an error
+	// page): the browser's log of that status is not a problem.
+	failing map[string]bool
 	ctx  context.Context // the browser's first tab
 
 	mu       sync.Mutex
@@ -151,6 +154,9 @@ func (s *browserSession) listen(ev any) {
 		}
 		s.problems = append(s.problems, "uncaught exception: "+msg)
 	case *log.EventEntryAdded:
+		if u, err := url.Parse(ev.Entry.URL); err == nil && ev.Entry.Source == log.EntrySourceNetwork && s.failing[u.Path] {
+			break
+		}
 		if ev.Entry.Level == log.EntryLevelError || ev.Entry.Level == log.EntryLevelWarning {
 			s.problems = append(s.problems, fmt.Sprintf("log %s (%s): %s %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -131,8 +132,10 @@ const refusedBodyWait = 2 * time.Second
 // every error, an unknown path (404) and a wrong method (405, with Allow)
 // included, is RFC 9457 problem details (application/problem+json, see
 // Problem) whose errors member lists the problems by field
-// ([{"field":…,"message":…}]); elsewhere errors are plain text, but for
-// an invalidRequest, problem details on every route; none are cached.
+// ([{"field":…,"message":…}]); elsewhere errors are plain text, or for a
+// browser (Accept naming text/html) the same message as a page of the
+// site, but for an invalidRequest, problem details on every route; none
+// are cached.
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -196,6 +199,10 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		case isAPI(req.URL.Path):
 			// API clients get problem details, the same shape as a 422.
 			werr = writeProblem(c, newProblem(code, apiDetail(c, he, msg), nil))
+		case acceptsHTML(req):
+			// A browser gets the message as a page of the site, readable on
+			// a phone, with the way back.
+			werr = render(c, code, views.ErrorPage(views.ErrorView{Status: code, Title: http.StatusText(code), Message: msg}))
 		default:
 			werr = c.String(code, msg)
 		}
@@ -284,4 +291,10 @@ func recoverPanics() echo.MiddlewareFunc {
 			return fmt.Errorf("panic: %w\n%s", err, stack)
 		},
 	})
+}
+
+// acceptsHTML reports whether req asks for HTML, as a browser navigating
+// to a page does.
+func acceptsHTML(req *http.Request) bool {
+	return strings.Contains(req.Header.Get(echo.HeaderAccept), "text/html")
 }
