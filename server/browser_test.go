@@ -60,7 +60,7 @@ type browserSession struct {
 	// failing are the paths a test loads for their error status (an error
 	// page): the browser's log of that status is not a problem.
 	failing map[string]bool
-	ctx  context.Context // the browser's first tab
+	ctx     context.Context // the browser's first tab
 
 	mu       sync.Mutex
 	problems []string
