@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestBrowserMeasureResultsFitAPhone(t *testing.T) {
 	if err := os.WriteFile(log, []byte(measureLog()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.do(t, ctx, "open the measure page", chromedp.Navigate(s.srv.URL+"/measure?"+measureDesign))
+	s.do(t, ctx, "open the measure page", chromedp.Navigate(s.srv.URL+"/measure?design="+url.QueryEscape(measureDesign)))
 	waitFor(t, ctx, "the measure page", `!!document.querySelector('[data-testid="measure-form"]')`)
 	s.do(t, ctx, "choose the log", chromedp.SetUploadFiles(chromedp.CSS(`#m-log`), []string{log}))
 	s.do(t, ctx, "submit", chromedp.Click(chromedp.CSS(`[data-testid="measure-submit"]`)))
