@@ -202,7 +202,7 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		case acceptsHTML(req):
 			// A browser gets the message as a page of the site, readable on
 			// a phone, with the way back.
-			werr = render(c, code, views.ErrorPage(views.ErrorView{Status: code, Title: http.StatusText(code), Message: msg}))
+			werr = render(c, code, views.ErrorPage(views.ErrorView{Title: http.StatusText(code), Message: msg}))
 		default:
 			werr = c.String(code, msg)
 		}

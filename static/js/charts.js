@@ -166,11 +166,11 @@
     };
     if (grids.length === 1) {
       var top = legendHeight(rows) + axisNameRoom;
-      var added = Math.max(0, top - px(grids[0].top));
+      var lower = Math.max(0, top - px(grids[0].top));
       grids[0].top = top;
-      return grow ? added : 0;
+      return grow ? lower : 0;
     }
-    added = legendHeight(rows) - legendHeight(1);
+    var added = legendHeight(rows) - legendHeight(1);
     if (added <= 0) {
       return 0;
     }
