@@ -63,11 +63,6 @@ func (t *table[S]) slot(key string) (i int32, fresh bool) {
 	if t.last >= 0 && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey) {
 		return t.last, false
 	}
-	return t.lookup(key)
-}
-
-// lookup is slot past the cached last key.
-func (t *table[S]) lookup(key string) (i int32, fresh bool) {
 	var h uint32
 	if n := len(key); n >= 8 && n <= 16 {
 		h = uint32(hashWords(t.seed64, key) >> 32) // t.hash, inlined for the common key
