@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"strconv"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestBrowserDrawsFromBrotli(t *testing.T) {
 	s.do(t, ctx, "load /", chromedp.Navigate(s.srv.URL+"/"))
 	waitFor(t, ctx, "the charts", chartsDrawn)
 	for _, name := range []string{"vendor/echarts.min.js", "vendor/htmx.min.js"} {
-		raw, err := static.FS.ReadFile(name)
+		raw, err := fs.ReadFile(static.FS, name)
 		if err != nil {
 			t.Fatal(err)
 		}

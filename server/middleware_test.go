@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -730,7 +731,7 @@ func TestSecurityPolicyThatAllowsFraming(t *testing.T) {
 func TestStaticAssetsAreCompressedOnce(t *testing.T) {
 	srv := newServer(testConfig(t))
 	name := "vendor/echarts.min.js"
-	raw, err := static.FS.ReadFile(name)
+	raw, err := fs.ReadFile(static.FS, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestBrotliOfSmallAssets(t *testing.T) {
 		t.Fatalf("js/*.js: %v, %d files", err, len(names))
 	}
 	for _, name := range append(names, "css/app.css") {
-		raw, _ := static.FS.ReadFile(name)
+		raw, _ := fs.ReadFile(static.FS, name)
 		b, ok := static.Brotli(name)
 		if !ok {
 			t.Fatalf("%s: no brotli", name)

@@ -3,7 +3,8 @@
 // initialises the charts. Everything is embedded in the binary, so the
 // server needs no files on disk and no CDN. The vendored scripts also come
 // as brotli copies made at build time (br/, see vendor/VERSIONS.md); the
-// small assets are brotli-compressed once when first asked for.
+// small assets are brotli-compressed once when first asked for. The
+// stylesheet is served without its comments and indentation (FS).
 package static
 
 import (
@@ -20,11 +21,14 @@ import (
 	"github.com/andybalholm/brotli"
 )
 
-// FS holds the embedded assets. A file at css/app.css is served at
-// /static/css/app.css.
+// FS holds the assets as served (see served): a file at css/app.css is
+// served at /static/css/app.css.
+var FS fs.FS = served{files}
+
+// files holds the embedded assets as written.
 //
 //go:embed css img js vendor/*.js
-var FS embed.FS
+var files embed.FS
 
 var (
 	hashesOnce sync.Once
@@ -43,7 +47,7 @@ func Path(name string) string {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			b, err := FS.ReadFile(p)
+			b, err := fs.ReadFile(FS, p)
 			if err != nil {
 				return err
 			}
@@ -118,7 +122,7 @@ func (c *onceCache) get(name string, enc func(io.Writer) io.WriteCloser) ([]byte
 	if b, ok := c.m[name]; ok {
 		return b, true
 	}
-	raw, err := FS.ReadFile(name)
+	raw, err := fs.ReadFile(FS, name)
 	if err != nil {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 )
 
 func TestPathCarriesTheContentHash(t *testing.T) {
-	b, err := static.FS.ReadFile("css/app.css")
+	b, err := fs.ReadFile(static.FS, "css/app.css")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestPathPanicsOnUnknownAsset(t *testing.T) {
 }
 
 func TestGzipIsTheAssetCompressedOnce(t *testing.T) {
-	raw, err := static.FS.ReadFile("css/app.css")
+	raw, err := fs.ReadFile(static.FS, "css/app.css")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestVendoredChecksums(t *testing.T) {
 	for _, name := range files {
 		base := strings.TrimPrefix(name, "vendor/")
 		seen[base] = true
-		b, err := static.FS.ReadFile(name)
+		b, err := fs.ReadFile(static.FS, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestEmbedsTheDesignerAssets(t *testing.T) {
 			t.Errorf("Path(%q) = %q", name, p)
 		}
 	}
-	if _, err := static.FS.ReadFile("vendor/VERSIONS.md"); err == nil {
+	if _, err := fs.ReadFile(static.FS, "vendor/VERSIONS.md"); err == nil {
 		t.Error("vendor/VERSIONS.md is embedded; only the scripts should be served")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -660,17 +661,17 @@ func TestPaletteContrast(t *testing.T) {
 	}
 }
 
-// TestLaneHeightsInCSS: the stylesheet gives each lane count's class the
-// height its lanes are laid out for, so a chart's box has its height
-// before the script draws it.
+// TestLaneHeightsInCSS: the stylesheet, as served, gives each lane
+// count's class the height its lanes are laid out for, so a chart's box
+// has its height before the script draws it.
 func TestLaneHeightsInCSS(t *testing.T) {
-	css, err := static.FS.ReadFile("css/app.css")
+	css, err := fs.ReadFile(static.FS, "css/app.css")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= MaxLanes; n++ {
 		c := Chart{Lanes: make([]string, n)}
-		rule := fmt.Sprintf(".chart.%s {\n  height: %dpx;\n}", c.HeightClass(), LanesHeight(n))
+		rule := fmt.Sprintf(".chart.%s {\nheight: %dpx;\n}", c.HeightClass(), LanesHeight(n))
 		if !strings.Contains(string(css), rule) {
 			t.Errorf("app.css has no rule %q", rule)
 		}
@@ -679,13 +680,13 @@ func TestLaneHeightsInCSS(t *testing.T) {
 
 // TestRowHeightsInCSS: the same for the timeline's rows.
 func TestRowHeightsInCSS(t *testing.T) {
-	css, err := static.FS.ReadFile("css/app.css")
+	css, err := fs.ReadFile(static.FS, "css/app.css")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= MaxLanes; n++ {
 		c := Chart{heightClass: "rows-" + strconv.Itoa(n)}
-		rule := fmt.Sprintf(".chart.%s {\n  height: %dpx;\n}", c.HeightClass(), RowsHeight(n))
+		rule := fmt.Sprintf(".chart.%s {\nheight: %dpx;\n}", c.HeightClass(), RowsHeight(n))
 		if !strings.Contains(string(css), rule) {
 			t.Errorf("app.css has no rule %q", rule)
 		}
