@@ -51,13 +51,15 @@ func TestBrowserResultsFirst(t *testing.T) {
 }
 
 // TestBrowserNewPagesOnAPhone: the reverse, compare and measure pages do
-// not scroll sideways at 390×844.
+// not scroll sideways at 390×844, and a table of cards (compare's limits
+// of A and B) shows whole, not in a box that scrolls.
 func TestBrowserNewPagesOnAPhone(t *testing.T) {
 	s := newBrowserSession(t)
 	ctx := s.ctx
 	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 390, Height: 844, DeviceScaleFactor: 1, Mobile: true}); err != nil {
 		t.Fatal(err)
 	}
+	cards := 0.0
 	for _, path := range []string{
 		"/reverse?algorithm=fixed_window&limit=600&window=60",
 		"/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=sliding_window"}}.Encode(),
@@ -69,5 +71,15 @@ func TestBrowserNewPagesOnAPhone(t *testing.T) {
 		if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %v px wide on a 390 px screen", path, w)
 		}
+		scrolling := eval[[]string](t, ctx, `[...document.querySelectorAll('table.cards')].map(t => t.parentElement).
+			filter(e => e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight).
+			map(e => e.getAttribute('aria-label') + ': ' + e.scrollWidth + '×' + e.scrollHeight + ' px in ' + e.clientWidth + '×' + e.clientHeight)`)
+		for _, sc := range scrolling {
+			t.Errorf("%s: a table of cards scrolls (%s)", path, sc)
+		}
+		cards += eval[float64](t, ctx, `document.querySelectorAll('table.cards').length`)
+	}
+	if cards == 0 {
+		t.Error("no page has a table of cards: the check above checked nothing")
 	}
 }

@@ -160,7 +160,7 @@ func ComparePage(v CompareView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(v.Diff) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<section class=\"result-block\" data-testid=\"compare-diff\" aria-labelledby=\"diff-heading\"><h2 id=\"diff-heading\">Limits, A against B</h2><div class=\"table-scroll\"><table class=\"policy-limits\"><thead><tr><th scope=\"col\">limit</th><th scope=\"col\">A</th><th scope=\"col\">B</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<section class=\"result-block\" data-testid=\"compare-diff\" aria-labelledby=\"diff-heading\"><h2 id=\"diff-heading\">Limits, A against B</h2><div class=\"table-fit\" tabindex=\"0\" role=\"region\" aria-label=\"The limits of A and B\"><table class=\"policy-limits cards\"><thead><tr><th scope=\"col\">limit</th><th scope=\"col\">A</th><th scope=\"col\">B</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
