@@ -165,6 +165,31 @@ func TestExportsPage(t *testing.T) {
 	if v, _ := testid(doc, "export.tier_header").Attr("value"); v != "X-Plan" {
 		t.Errorf("tier header field shows %q, want X-Plan", v)
 	}
+	// The page's answer comes first: every target at a glance, in the
+	// same order, with the same fidelity and file, linked to its section.
+	glance := doc.Find(`[data-testid="glance-row"]`)
+	if glance.Length() != len(targets.All) {
+		t.Fatalf("%d targets at a glance, want %d", glance.Length(), len(targets.All))
+	}
+	if first, items := doc.Find(`[data-testid="exports-glance"], [data-testid="export-item"]`).First(), "exports-glance"; first.AttrOr("data-testid", "") != items {
+		t.Error("the targets at a glance do not come before the targets' sections")
+	}
+	for i, tg := range targets.All {
+		row, item := glance.Eq(i), items.Eq(i)
+		if got := row.AttrOr("data-target", ""); got != tg.Name {
+			t.Errorf("row %d at a glance is %q, want %q", i, got, tg.Name)
+		}
+		href := row.Find("th a").AttrOr("href", "")
+		if id := item.AttrOr("id", ""); href != "#"+id || id == "" {
+			t.Errorf("%s: at a glance links to %q, its section is #%s", tg.Name, href, id)
+		}
+		if got, want := row.Find(`[data-testid="glance-fidelity"]`).Text(), item.Find(`[data-testid="fidelity"]`).Text(); got != want || got == "" {
+			t.Errorf("%s: at a glance %q, its section says %q", tg.Name, got, want)
+		}
+		if got, want := row.Find(`[data-testid="glance-download"]`).AttrOr("href", "?"), item.Find(`[data-testid="export-download"]`).AttrOr("href", "!"); got != want {
+			t.Errorf("%s: at a glance downloads %q, its section %q", tg.Name, got, want)
+		}
+	}
 }
 
 // TestExportsPageProblems: a bad option is shown beside its field with a

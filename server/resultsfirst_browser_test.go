@@ -50,9 +50,10 @@ func TestBrowserResultsFirst(t *testing.T) {
 	}
 }
 
-// TestBrowserNewPagesOnAPhone: the reverse, compare and measure pages do
+// TestBrowserNewPagesOnAPhone: the reverse, compare, measure and exports pages do
 // not scroll sideways at 390×844, and a table of cards (compare's limits
-// of A and B) shows whole, not in a box that scrolls.
+// of A and B) or the exports' targets at a glance shows whole, not in a
+// box that scrolls.
 func TestBrowserNewPagesOnAPhone(t *testing.T) {
 	s := newBrowserSession(t)
 	ctx := s.ctx
@@ -65,17 +66,18 @@ func TestBrowserNewPagesOnAPhone(t *testing.T) {
 		"/compare?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=sliding_window"}}.Encode(),
 		"/measure",
 		"/measure?" + url.Values{"design": {embedDesign}}.Encode(),
+		"/exports?" + embedDesign,
 	} {
 		s.do(t, ctx, "load "+path, chromedp.Navigate(s.srv.URL+path))
 		waitFor(t, ctx, "the page", `document.readyState === 'complete'`)
 		if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %v px wide on a 390 px screen", path, w)
 		}
-		scrolling := eval[[]string](t, ctx, `[...document.querySelectorAll('table.cards')].map(t => t.parentElement).
+		scrolling := eval[[]string](t, ctx, `[...document.querySelectorAll('table.cards, table.glance')].map(t => t.parentElement).
 			filter(e => e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight).
 			map(e => e.getAttribute('aria-label') + ': ' + e.scrollWidth + '×' + e.scrollHeight + ' px in ' + e.clientWidth + '×' + e.clientHeight)`)
 		for _, sc := range scrolling {
-			t.Errorf("%s: a table of cards scrolls (%s)", path, sc)
+			t.Errorf("%s: a table that should show whole scrolls (%s)", path, sc)
 		}
 		cards += eval[float64](t, ctx, `document.querySelectorAll('table.cards').length`)
 	}
