@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,10 +25,15 @@ const benchLines = 1_000_000
 //	awk '{c[$1]++} END {for (k in c) n++; print n}'
 //
 // Both report MB/s, ns/line and the CPU time per line (cpu-ns/line:
-// measure's threads, or awk's process); with GOMAXPROCS above 1 Measure
-// runs its parallel pipeline. Run with
+// measure's threads, or awk's process) and the GOMAXPROCS each ran at
+// (procs). Run one -cpu value per command:
 //
-//	go test -run '^$' -bench MeasureVsAwk -cpu 1,2 -count 5 ./measure/
+//	go test -run '^$' -bench MeasureVsAwk -cpu 1 -count 5 ./measure/
+//	go test -run '^$' -bench MeasureVsAwk -cpu 2 -count 5 ./measure/
+//
+// With a list (-cpu 1,2) the first result of each sub-benchmark is taken
+// at the list's last value, not its first (golang/go#49980): its procs
+// says so.
 func BenchmarkMeasureVsAwk(b *testing.B) {
 	path, size := writeCombinedLog(b, b.TempDir(), benchLines, 20000, 1)
 	b.Run("measure", func(b *testing.B) {
@@ -53,6 +59,7 @@ func BenchmarkMeasureVsAwk(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchLines, "ns/line")
 		b.ReportMetric(float64(clients), "clients")
+		b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 	})
 	b.Run("awk", func(b *testing.B) {
 		awk, err := exec.LookPath("awk")
@@ -75,6 +82,7 @@ func BenchmarkMeasureVsAwk(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchLines, "ns/line")
 		b.ReportMetric(float64(clients), "clients")
+		b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 	})
 }
 

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +21,12 @@ var benchLog = sync.OnceValue(func() string { return shardLog(300_000, 5000, 7) 
 // BenchmarkMeasureReplay measures the same log alone and with a shadow
 // replay in the same pass, sharded by client (Options.Replay) or on one
 // goroutine (Options.Each), for a policy of per-client limits and for one
-// with a global limit (replayed on one shard). Run it with -cpu 1,2: the
-// replay's cost is its time over measure's in the same run.
+// with a global limit (replayed on one shard). The replay's cost is its
+// time over measure's in the same run. Run one -cpu value per command
+// (with a list, each sub-benchmark's first result is taken at the list's
+// last value, golang/go#49980; procs reports the GOMAXPROCS of each):
 //
-//	go test -run '^$' -bench MeasureReplay -cpu 1,2 -count 5 ./shadow/
+//	go test -run '^$' -bench MeasureReplay -cpu 2 -count 5 ./shadow/
 func BenchmarkMeasureReplay(b *testing.B) {
 	log := benchLog()
 	perClient := policy.Policy{
@@ -40,7 +43,10 @@ func BenchmarkMeasureReplay(b *testing.B) {
 	run := func(b *testing.B, p *policy.Policy, sharded bool) {
 		b.SetBytes(int64(len(log)))
 		cpu0 := cputime.Self()
-		defer func() { b.ReportMetric(float64((cputime.Self()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
+		defer func() {
+			b.ReportMetric(float64((cputime.Self()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+		}()
 		for b.Loop() {
 			var x *Replayer
 			var mo measure.Options
