@@ -72,6 +72,17 @@ func TestBrowserPageNavOnAPhone(t *testing.T) {
 			t.Errorf("%s scrolls (%v × %v of %v × %v px): on a phone its rows are cards, shown whole", sel, got[0], got[2], got[1], got[3])
 		}
 	}
+	// Every value's "why?" sits on its line, not alone on the next.
+	apart := eval[[]string](t, ctx, `[...document.querySelectorAll('dl.values dd')].filter(dd => {
+		const v = dd.querySelector('.value'), w = dd.querySelector('details.why > summary');
+		return v && w && Math.abs(w.getBoundingClientRect().bottom - v.getBoundingClientRect().bottom) > 4;
+	}).map(dd => dd.previousElementSibling.textContent)`)
+	if len(apart) > 0 {
+		t.Errorf(`on a phone the "why?" of %q is not on its value's line`, apart)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="summary"] dl.values details.why').length`); n < 5 {
+		t.Errorf("%d reasons in the limit per client: the test wants the values it checks", n)
+	}
 	if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 		t.Errorf("the page is %v px wide on a 390 px screen", w)
 	}
