@@ -54,10 +54,20 @@ func (c Cells) Spec() Spec { return c.spec }
 func (c Cells) New() Cell { return c.make() }
 
 // keyRule is an algorithm's decision rule on one key's state S, shared
-// by the cells of a Cells and by a Dense.
-type keyRule[S any] struct {
-	allow  func(s *S, now time.Duration, cost int64) Decision
-	rested func(s *S, now time.Duration) bool
+// by the cells of a Cells and by a Dense: the limiter itself, whose
+// methods a call through the interface reaches directly (a method value
+// would add a call through its wrapper to every decision).
+type keyRule[S any] interface {
+	allow(s *S, now time.Duration, cost int64) Decision
+	rested(s *S, now time.Duration) bool
+}
+
+// slidingLogRule is a SlidingLog as a keyRule: neither a cell nor a Dense
+// has a table whose reclaim needs the latest expiry.
+type slidingLogRule struct{ *SlidingLog }
+
+func (r slidingLogRule) allow(s *slidingLogState, now time.Duration, cost int64) Decision {
+	return r.SlidingLog.allow(s, now, cost, nil)
 }
 
 // makers make the cells and the Dense of one spec.
@@ -75,25 +85,21 @@ func makersOf(spec Spec) (makers, error) {
 	}
 	switch l := lim.(type) {
 	case *TokenBucket:
-		return makersFor(spec, l.allow, l.rested), nil
+		return makersFor[tokenBucketState](spec, l), nil
 	case *GCRA:
-		return makersFor(spec, l.allow, l.rested), nil
+		return makersFor[gcraState](spec, l), nil
 	case *LeakyBucket:
-		return makersFor(spec, l.allow, l.rested), nil
+		return makersFor[leakyState](spec, l), nil
 	case *FixedWindow:
-		return makersFor(spec, l.allow, l.rested), nil
+		return makersFor[fixedWindowState](spec, l), nil
 	case *SlidingLog:
-		// Neither has a table whose reclaim needs the latest expiry.
-		allow := func(s *slidingLogState, now time.Duration, cost int64) Decision { return l.allow(s, now, cost, nil) }
-		return makersFor(spec, allow, l.rested), nil
+		return makersFor[slidingLogState](spec, slidingLogRule{l}), nil
 	default:
-		l2 := lim.(*SlidingWindow)
-		return makersFor(spec, l2.allow, l2.rested), nil
+		return makersFor[slidingWindowState](spec, lim.(*SlidingWindow)), nil
 	}
 }
 
-func makersFor[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, rested func(*S, time.Duration) bool) makers {
-	rule := &keyRule[S]{allow: allow, rested: rested}
+func makersFor[S any](spec Spec, rule keyRule[S]) makers {
 	return makers{
 		cell:  func() Cell { return &cell[S]{rule: rule} },
 		dense: func() Dense { return &dense[S]{spec: spec, rule: rule} },
@@ -105,7 +111,7 @@ func makersFor[S any](spec Spec, allow func(*S, time.Duration, int64) Decision, 
 type cell[S any] struct {
 	sync.Mutex
 	retired bool
-	rule    *keyRule[S]
+	rule    keyRule[S]
 	state   S
 }
 

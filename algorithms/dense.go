@@ -39,7 +39,7 @@ func NewDense(spec Spec) (Dense, error) {
 // dense is a Dense of state S.
 type dense[S any] struct {
 	spec   Spec
-	rule   *keyRule[S]
+	rule   keyRule[S]
 	states []S // by id; ids past the end are rested
 }
 
