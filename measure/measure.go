@@ -103,8 +103,10 @@ type Options struct {
 }
 
 // Sharded is a consumer of a log's records that keeps per-client state:
-// Measure calls Shards once, then, on one goroutine and in log order,
-// Sequence with every good record (SequenceEnd after the last), and, on
+// Measure calls Shards once, then Weigh with every good record on the
+// goroutines that parse the log, then, on one goroutine and in log order,
+// Sequence with every good record's time and weight (SequenceEnd after
+// the last), and, on
 // shard i's goroutine, Consume(i, …) with the records of shard i's
 // clients in log order (a client's records all go to one shard; every
 // record to shard 0 when Shards returned 1), each once Sequence has set
@@ -113,10 +115,14 @@ type Options struct {
 type Sharded interface {
 	// Shards is offered n shards and returns how many it uses: n or 1.
 	Shards(n int) int
-	// Sequence takes the next record and a slot for its value, which it
-	// sets now or in a later call; it returns how many records from the
-	// log's start have their value set.
-	Sequence(rec *accesslog.Record, slot *int64) (set int64)
+	// Weigh returns a record's weight for Sequence (a replay's, the bytes
+	// of it that it holds while it waits). It is called concurrently,
+	// and must only read.
+	Weigh(rec *accesslog.Record) int
+	// Sequence takes the next record's time (Unix ns) and weight, and a
+	// slot for its value, which it sets now or in a later call; it
+	// returns how many records from the log's start have their value set.
+	Sequence(at int64, weight int, slot *int64) (set int64)
 	// SequenceEnd sets every value still unset, and returns the records.
 	SequenceEnd() (set int64)
 	// Consume takes the log's record idx (from 0), with its value v and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,7 @@ type prec struct {
 	method, path, tier span
 	idx, v             int64
 	client             int32 // the client's number in its shard, -1 for none
+	weight             int32 // Sharded.Weigh's
 }
 
 // epCount is an endpoint pattern's requests in one chunk.
@@ -294,6 +296,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 					}
 					if rp != nil {
 						p.method, p.path, p.tier = b.put(rec.Method), b.put(rec.Path), b.put(rec.Tier)
+						p.weight = int32(min(rp.Weigh(rec), math.MaxInt32))
 					}
 					s := h % uint64(workers)
 					b.byShard[s] = append(b.byShard[s], int32(len(b.recs)))
@@ -395,7 +398,6 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 		waiting, finishing = map[int]*batch{}, map[int]*batch{}
 		ready              []*batch // sequenced, in log order, not yet dispatched
 		settled            int64    // the log's records timed by the replay
-		seqRec             = new(accesslog.Record)
 	)
 	mergeBad := func(src accesslog.BadLines, base int64) {
 		if src.Count == 0 {
@@ -441,8 +443,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 			t := p.t
 			if rp != nil {
 				p.idx = m.requests
-				*seqRec = b.record(p)
-				settled = rp.Sequence(seqRec, &p.v)
+				settled = rp.Sequence(t, int(p.weight), &p.v)
 			}
 			m.requests++
 			if !m.seen || t < m.first {

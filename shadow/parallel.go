@@ -57,10 +57,13 @@ func (s *Sharded) Shards(n int) int {
 	return len(s.shards)
 }
 
-// recordText is rec's key (none for "-"), tier (from Options.Tiers when
-// the log has none), method and path (without the query), as FromRecord
-// and Add make them.
-func (s *Sharded) recordText(rec *accesslog.Record) int {
+// Weigh is the bytes of rec's key (none for "-"), tier (from
+// Options.Tiers when the log has none), method and path (without the
+// query), as FromRecord and Add make them: what the replay holds of it
+// while its second waits to be timed, which the sequencer bounds (4 MiB a
+// second, beside Options.MaxHeld requests). It only reads, so the
+// goroutines that parse the log call it at once.
+func (s *Sharded) Weigh(rec *accesslog.Record) int {
 	key := rec.Key
 	if len(key) == 1 && key[0] == '-' {
 		key = nil
@@ -76,14 +79,15 @@ func (s *Sharded) recordText(rec *accesslog.Record) int {
 	return len(key) + tier + len(rec.Method) + len(path)
 }
 
-// Sequence times the next request of the log, in log order: its replay
-// time (ns) is written to *slot, now or by a later call (a whole second's
-// requests are timed once the second is complete). It returns how many
-// requests from the log's start are timed.
-func (s *Sharded) Sequence(rec *accesslog.Record, slot *int64) int64 {
+// Sequence times the next request of the log, logged at at (Unix ns) and
+// weighing text bytes (Weigh), in log order: its replay time (ns) is
+// written to *slot, now or by a later call (a whole second's requests are
+// timed once the second is complete). It returns how many requests from
+// the log's start are timed.
+func (s *Sharded) Sequence(at int64, text int, slot *int64) int64 {
 	t := s.timer
 	t.slots.push(slot)
-	t.seq.add(rec.UnixNano, s.recordText(rec))
+	t.seq.add(at, text)
 	return t.seq.n
 }
 

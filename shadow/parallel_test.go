@@ -78,6 +78,9 @@ func TestShardedIsSequential(t *testing.T) {
 		{"tiers by key", perClient, long, Options{Tiers: map[string]string{"10.0.0.1": "paid", "10.0.1.5": "free", "": "paid"}}},
 		{"global limit", global, long, Options{MaxHeld: 50}},
 		{"one second", perClient, strings.Repeat(`10.0.0.1 - - [30/Nov/2026:10:00:00 +0000] "GET /x HTTP/1.1" 200 1 "-" "a" "paid"`+"\n", 20000), Options{}},
+		// 3 000 requests of 2 KiB paths in one second pass the 4 MiB a
+		// held second may weigh long before MaxHeld requests.
+		{"one second past its bytes", perClient, strings.Repeat(`10.0.0.1 - - [30/Nov/2026:10:00:00 +0000] "GET /x/`+strings.Repeat("a", 2048)+` HTTP/1.1" 200 1 "-" "a" "paid"`+"\n", 3000), Options{}},
 	}
 	cfg := accesslog.Config{TierExtra: 1}
 	run := func(t *testing.T, log string, p policy.Policy, o Options, sharded bool) (*measure.Result, Report, string) {
@@ -106,6 +109,9 @@ func TestShardedIsSequential(t *testing.T) {
 			wantRes, want, wantRows := run(t, tt.log, tt.p, tt.o, false)
 			if want.Rejected == 0 || want.Rejected == want.Requests {
 				t.Fatalf("%d of %d rejected: the log tests nothing", want.Rejected, want.Requests)
+			}
+			if strings.Contains(tt.name, "past its bytes") && want.Unspread == 0 {
+				t.Fatal("no request was left unspread: the held second's byte bound was not reached")
 			}
 			for _, procs := range []int{1, 2, 3, 4} {
 				old := runtime.GOMAXPROCS(procs)

@@ -201,6 +201,11 @@ type replayer struct {
 	origin   time.Time // the replay's time 0, once a request is judged
 	bins     []Bin
 	binWidth time.Duration
+	// binFrom and binTo bound the times of bins[binAt], the bin last
+	// returned: requests come in time order, so most fall in it and
+	// skip a division.
+	binFrom, binTo time.Duration
+	binAt          int
 	csv      *csv.Writer
 	rep      Report
 
@@ -441,6 +446,9 @@ func Cell(s string) string {
 // bin returns the bin holding t, widening every bin (merging pairs) when
 // the series would exceed Options.Bins.
 func (r *replayer) bin(t time.Duration) *Bin {
+	if r.binFrom <= t && t < r.binTo {
+		return &r.bins[r.binAt]
+	}
 	i := int(t / r.binWidth)
 	for i >= r.o.Bins {
 		merged := r.bins[:0:0]
@@ -459,6 +467,8 @@ func (r *replayer) bin(t time.Duration) *Bin {
 	for len(r.bins) <= i {
 		r.bins = append(r.bins, Bin{Start: r.origin.Add(time.Duration(len(r.bins)) * r.binWidth)})
 	}
+	r.binAt, r.binFrom = i, time.Duration(i)*r.binWidth
+	r.binTo = r.binFrom + r.binWidth
 	return &r.bins[i]
 }
 
