@@ -206,8 +206,8 @@ type replayer struct {
 	// skip a division.
 	binFrom, binTo time.Duration
 	binAt          int
-	csv      *csv.Writer
-	rep      Report
+	csv            *csv.Writer
+	rep            Report
 
 	// seq times the requests of a replay on one goroutine, or of a
 	// sharded replay's timer; the requests (pending, from next) or the
