@@ -189,6 +189,11 @@ func TestExportsPage(t *testing.T) {
 		if got, want := row.Find(`[data-testid="glance-download"]`).AttrOr("href", "?"), item.Find(`[data-testid="export-download"]`).AttrOr("href", "!"); got != want {
 			t.Errorf("%s: at a glance downloads %q, its section %q", tg.Name, got, want)
 		}
+		// And each section links back to them, the way to the next target.
+		back := item.Find(`[data-testid="export-to-glance"]`).AttrOr("href", "")
+		if id := doc.Find(`[data-testid="exports-glance"] h2`).AttrOr("id", ""); back != "#"+id || id == "" {
+			t.Errorf("%s: its section links back to %q, the targets at a glance are #%s", tg.Name, back, id)
+		}
 	}
 }
 
