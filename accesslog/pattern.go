@@ -42,18 +42,21 @@ func Pattern(dst, target []byte) []byte {
 	}
 	// One pass: each segment's bytes are classified as they are scanned
 	// for the '/' that ends it (or the '?' or '#' that ends the path).
+	// The classes seen are or-ed into one byte, a chain of one cycle per
+	// byte; counting each class in an array instead chained a store and a
+	// load per byte.
 	for {
-		var n [nClasses]int
+		var seen uint8
 		i := 0
 		for ; i < len(target); i++ {
 			c := byteClass[target[i]]
 			if c >= cSlash {
 				break
 			}
-			n[c]++
+			seen |= c
 		}
 		seg := target[:i]
-		if idOfCounts(seg, &n) {
+		if isID(seg, seen) {
 			dst = append(dst, IDSegment...)
 		} else {
 			dst = append(dst, seg...)
@@ -66,18 +69,17 @@ func Pattern(dst, target []byte) []byte {
 	}
 }
 
-// Byte classes of a path segment's bytes, for idOfCounts; cSlash and cEnd
-// end a segment.
+// Byte classes of a path segment's bytes, one bit each, for isID; cSlash
+// and cEnd, above them all, end a segment.
 const (
-	cDigit     = iota // 0-9
-	cHexLetter        // a-f, A-F
-	cLetter           // g-z, G-Z
-	cSep              // - . : _
-	cOther            // ~ + =
-	cBad              // anything else: not an id
-	nClasses
-	cSlash = nClasses     // '/'
-	cEnd   = nClasses + 1 // '?' or '#'
+	cDigit     = 1 << iota // 0-9
+	cHexLetter             // a-f, A-F
+	cLetter                // g-z, G-Z
+	cSep                   // - . : _
+	cOther                 // ~ + =
+	cBad                   // anything else: not an id
+	cSlash                 // '/'
+	cEnd                   // '?' or '#'
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -104,41 +106,48 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-// idOfCounts reports whether a path segment looks like an id (see
-// Pattern); n counts its bytes' classes.
-func idOfCounts(seg []byte, n *[nClasses]int) bool {
+// isID reports whether a path segment looks like an id (see Pattern);
+// seen ors the classes of its bytes.
+func isID(seg []byte, seen uint8) bool {
 	size := len(seg)
-	if size == 0 || n[cBad] > 0 {
+	if size == 0 || seen&cBad != 0 {
 		return false
 	}
-	digits, hexLetters, letters, seps := n[cDigit], n[cHexLetter], n[cLetter], n[cSep]
+	digits := seen&cDigit != 0
 	switch {
-	case digits > 0 && digits+seps == size && seg[0] != '.' && seps < digits:
-		return true // numbers, dates, versions of digits
-	case size == 36 && isUUID(seg):
+	case digits && seen&^(cDigit|cSep) == 0 && seg[0] != '.':
+		// Digits and separators, fewer separators than digits: numbers,
+		// dates, versions of digits.
+		return seen&cSep == 0 || 2*countSeps(seg) < size
+	case isUUID(seg, seen):
 		return true
-	case digits+hexLetters == size && (size >= 16 || size >= 8 && digits > 0 && hexLetters > 0):
-		return true
-	case size >= 16 && digits > 0 && hexLetters+letters > 0:
-		return true
+	case seen&^(cDigit|cHexLetter) == 0 && (size >= 16 || size >= 8 && digits && seen&cHexLetter != 0):
+		return true // hex digits only
+	case size >= 16 && digits && seen&(cHexLetter|cLetter) != 0:
+		return true // an opaque token
 	}
 	return false
 }
 
-func isUUID(b []byte) bool {
-	for i, c := range b {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
+// countSeps counts the separators (- . : _) in seg.
+func countSeps(seg []byte) int {
+	n := 0
+	for _, c := range seg {
+		if byteClass[c] == cSep {
+			n++
 		}
 	}
-	return true
+	return n
+}
+
+// isUUID reports whether seg, of the classes seen, is a UUID: 36 bytes,
+// 8-4-4-4-12 hex digits between dashes.
+func isUUID(seg []byte, seen uint8) bool {
+	if len(seg) != 36 || seen&^(cDigit|cHexLetter|cSep) != 0 ||
+		seg[8] != '-' || seg[13] != '-' || seg[18] != '-' || seg[23] != '-' {
+		return false
+	}
+	return countSeps(seg) == 4
 }
 
 // hasPrefixFold reports whether b starts with the lower-case ASCII prefix,
