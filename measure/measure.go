@@ -56,6 +56,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"runtime"
@@ -189,7 +190,7 @@ type Meter struct {
 	opts    Options
 	secs    []int64 // window lengths in seconds
 	nanos   []int64 // … in nanoseconds
-	keys    map[string]int32
+	keys    clientIndex
 	clients []clientState
 	wins    []winState // len(secs) per client, in client order
 	service []winState
@@ -241,7 +242,7 @@ func New(opts Options) (*Meter, error) {
 	}
 	m := &Meter{
 		opts:      opts,
-		keys:      map[string]int32{},
+		keys:      newClientIndex(maphash.MakeSeed()),
 		secs:      secs,
 		service:   make([]winState, len(secs)),
 		late:      make([]int64, len(secs)),
@@ -320,15 +321,19 @@ func (m *Meter) client(k []byte) ([]winState, bool) {
 // clientNum is client, also returning the client's number (its index in
 // m.clients), -1 with nil windows.
 func (m *Meter) clientNum(k []byte) ([]winState, int32, bool) {
-	i, ok := m.keys[string(k)]
+	return m.clientNumHash(k, m.keys.hash(k))
+}
+
+// clientNumHash is clientNum of a key whose hash (clientIndex.hash) is h.
+func (m *Meter) clientNumHash(k []byte, h uint64) ([]winState, int32, bool) {
+	i, ok := m.keys.find(k, h)
 	if !ok && m.opts.MaxClients > 0 && (len(m.clients) >= m.opts.MaxClients || m.keyBytes+len(k) > m.opts.MaxClients*keyBytesPerClient) {
 		m.over = true
 		return nil, -1, false
 	}
 	if !ok {
 		m.keyBytes += len(k)
-		i = int32(len(m.clients))
-		m.keys[string(k)] = i
+		i = m.keys.add(string(k), h)
 		m.clients = append(m.clients, clientState{})
 		m.wins = append(m.wins, make([]winState, len(m.secs))...)
 	}
@@ -452,10 +457,7 @@ func (m *Meter) Result() *Result {
 		r.Span = r.To.Sub(r.From)
 	}
 	n := len(m.secs)
-	keyOf := make([]string, len(m.clients))
-	for k, i := range m.keys {
-		keyOf[i] = k
-	}
+	keyOf := m.keys.keys
 	rates := make([]int64, len(m.clients))
 	for j := range m.secs {
 		for i := range m.clients {

@@ -65,6 +65,7 @@ type prec struct {
 	t    int64
 	line int64
 	key  span
+	hash uint64 // the key's, by the pipeline's seed
 	// For Options.Replay: the rest of the record, its index among the
 	// log's records, and the replay's value (Sharded.Sequence).
 	method, path, tier span
@@ -162,11 +163,12 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 	}
 	shardOpts := opts
 	shardOpts.MaxClients = 0 // checked in log order below
+	seed := maphash.MakeSeed()
 	shards := make([]*Meter, workers)
 	for i := range shards {
 		shards[i], _ = New(shardOpts)
+		shards[i].keys.seed = seed // the parsers hash the keys
 	}
-	seed := maphash.MakeSeed()
 	rp := opts.Replay
 	rpShards := 0
 	if rp != nil {
@@ -293,6 +295,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 					if hasKey(rec.Key) {
 						p.key = b.put(rec.Key)
 						h = maphash.Bytes(seed, rec.Key)
+						p.hash = h
 					}
 					if rp != nil {
 						p.method, p.path, p.tier = b.put(rec.Method), b.put(rec.Path), b.put(rec.Tier)
@@ -347,7 +350,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 						continue
 					}
 					k := b.get(p.key)
-					ws, num, isNew := sm.clientNum(k)
+					ws, num, isNew := sm.clientNumHash(k, p.hash)
 					p.client = num
 					if isNew && track {
 						b.news[s] = append(b.news[s], newClient{p.line, len(k)})
@@ -554,9 +557,8 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 		return nil, chunks.NoRecords(lines, bad)
 	}
 	for _, sm := range shards {
-		base := int32(len(m.clients))
-		for k, i := range sm.keys {
-			m.keys[k] = base + i
+		for _, k := range sm.keys.keys {
+			m.keys.add(k, maphash.String(m.keys.seed, k))
 		}
 		m.clients = append(m.clients, sm.clients...)
 		m.wins = append(m.wins, sm.wins...)
