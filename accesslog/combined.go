@@ -1,6 +1,9 @@
 package accesslog
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // parseCombined fills rd.rec from a combined-format line, or returns why it
 // cannot. It allocates nothing: the record's slices point into line.
@@ -138,13 +141,13 @@ func splitRequest(req []byte) (method, path []byte, ok bool) {
 
 // clfCache parses common-log-format times, "10/Oct/2000:13:55:36 -0700",
 // remembering the last one and the last minute: a log's consecutive lines
-// mostly share the second, and nearly always the minute.
+// mostly share the second, and nearly always the minute. The last time is
+// kept as four little-endian words of its bytes 0–7, 8–15, 16–23 and
+// 18–25, so a time is compared with it in four word comparisons.
 type clfCache struct {
-	last      [26]byte
+	w         [4]uint64
 	lastNano  int64
-	minute    [17]byte // "10/Oct/2000:13:55"
-	zone      [6]byte  // " -0700"
-	minuteSec int64    // Unix seconds at the start of that minute, zone applied
+	minuteSec int64 // Unix seconds at the start of the last time's minute, zone applied
 	have      bool
 }
 
@@ -154,14 +157,20 @@ func (c *clfCache) parse(b []byte) (int64, bool) {
 	if len(b) != clfLen {
 		return 0, false
 	}
-	if c.have {
-		if string(b) == string(c.last[:]) {
+	w := [4]uint64{
+		binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[8:16]),
+		binary.LittleEndian.Uint64(b[16:24]), binary.LittleEndian.Uint64(b[18:26]),
+	}
+	if c.have && w[0] == c.w[0] && w[1] == c.w[1] {
+		if w[2] == c.w[2] && w[3] == c.w[3] {
 			return c.lastNano, true
 		}
-		if string(b[:17]) == string(c.minute[:]) && string(b[20:]) == string(c.zone[:]) && b[17] == ':' {
+		// The same minute (bytes 0–16) and zone (bytes 20–25): the
+		// seconds, bytes 18–19, are the low 16 bits of the last word.
+		if byte(w[2]) == byte(c.w[2]) && (w[3]^c.w[3])&^0xffff == 0 && b[17] == ':' {
 			s, ok := two(b[18:20])
 			if ok && s <= 60 {
-				copy(c.last[:], b)
+				c.w = w
 				c.lastNano = (c.minuteSec + s) * 1e9
 				return c.lastNano, true
 			}
@@ -172,9 +181,7 @@ func (c *clfCache) parse(b []byte) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	copy(c.last[:], b)
-	copy(c.minute[:], b[:17])
-	copy(c.zone[:], b[20:])
+	c.w = w
 	c.lastNano = sec * 1e9
 	s, _ := two(b[18:20])
 	c.minuteSec = sec - s
