@@ -3,6 +3,7 @@ package measure
 import (
 	"hash/maphash"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -39,6 +40,30 @@ func TestClientIndexAsMap(t *testing.T) {
 	for k, w := range want {
 		if x.keys[w] != k {
 			t.Fatalf("keys[%d] = %q, want %q", w, x.keys[w], k)
+		}
+	}
+}
+
+// TestSameKey compares keys of every length up to 24 with themselves and
+// with a copy that differs in one byte, at every position.
+func TestSameKey(t *testing.T) {
+	for n := range 25 {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte('a' + i)
+		}
+		if !sameKey(string(a), a) {
+			t.Errorf("sameKey(%q, %q) = false", a, a)
+		}
+		if sameKey(string(a), append(a[:n:n], 'z')) {
+			t.Errorf("sameKey(%q, %q+z) = true", a, a)
+		}
+		for i := range n {
+			b := slices.Clone(a)
+			b[i] ^= 0x20
+			if sameKey(string(a), b) {
+				t.Errorf("sameKey(%q, %q) = true", a, b)
+			}
 		}
 	}
 }
