@@ -38,8 +38,8 @@ import (
 //
 // Memory: the clients' state as in a sequential run (each client is in
 // one shard), plus at most inflightPerWorker × GOMAXPROCS chunks alive
-// (their bytes until parsed, then about 56 bytes of record per line and
-// the key's bytes, 112 and the record's text with Options.Replay), plus
+// (their bytes until parsed, then about 44 bytes of record per line and
+// the key's bytes, 84 and the record's text with Options.Replay), plus
 // each parser's index of up to maxChunkEndpoints endpoint patterns. With
 // Options.Replay, the chunks whose records wait for the replay's timing
 // (a whole second's requests are timed once the second is complete) are
@@ -59,19 +59,23 @@ const (
 // span is a piece of a batch's arena.
 type span struct{ off, n uint32 }
 
-// prec is a parsed record: its time, its line within the chunk and its key
-// (n 0: none).
+// prec is a parsed record: its time, its line within the chunk, its key
+// (n 0: none) and the key's hash.
 type prec struct {
-	t    int64
-	line int64
-	key  span
-	hash uint64 // the key's, by the pipeline's seed
-	// For Options.Replay: the rest of the record, its index among the
-	// log's records, and the replay's value (Sharded.Sequence).
+	t      int64
+	line   int64
+	key    span
+	hash   uint64 // the key's, by the pipeline's seed
+	client int32  // the client's number in its shard, -1 for none
+}
+
+// rprec is the rest of a parsed record, for Options.Replay: its method,
+// path and tier, the replay's value (Sharded.Sequence) and Sharded.Weigh's
+// weight.
+type rprec struct {
 	method, path, tier span
-	idx, v             int64
-	client             int32 // the client's number in its shard, -1 for none
-	weight             int32 // Sharded.Weigh's
+	v                  int64
+	weight             int32
 }
 
 // epCount is an endpoint pattern's requests in one chunk.
@@ -96,6 +100,8 @@ type batch struct {
 	lines   int64
 	bad     accesslog.BadLines
 	recs    []prec
+	rrecs   []rprec // by record, with Options.Replay
+	first   int64   // the log's records before the batch's first
 	arena   []byte
 	byShard [][]int32 // record indices of each shard, in log order
 	eps     []epCount
@@ -105,9 +111,11 @@ type batch struct {
 	early   bool          // it waited for the replay's timing, not counted alive
 }
 
-// record is p as an accesslog.Record, its bytes in b's arena.
-func (b *batch) record(p *prec) accesslog.Record {
-	return accesslog.Record{Line: b.base + p.line, UnixNano: p.t, Key: b.get(p.key), Method: b.get(p.method), Path: b.get(p.path), Tier: b.get(p.tier)}
+// record is the batch's record i as an accesslog.Record, its bytes in b's
+// arena; only with Options.Replay.
+func (b *batch) record(i int32) accesslog.Record {
+	p, r := &b.recs[i], &b.rrecs[i]
+	return accesslog.Record{Line: b.base + p.line, UnixNano: p.t, Key: b.get(p.key), Method: b.get(r.method), Path: b.get(r.path), Tier: b.get(r.tier)}
 }
 
 func (b *batch) put(p []byte) span {
@@ -281,7 +289,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 					return
 				}
 				rd = chunks.Reader(b.ch.Data, rd)
-				b.recs, b.arena, b.eps = b.recs[:0], b.arena[:0], b.eps[:0]
+				b.recs, b.rrecs, b.arena, b.eps = b.recs[:0], b.rrecs[:0], b.arena[:0], b.eps[:0]
 				for s := range b.byShard {
 					b.byShard[s], b.news[s] = b.byShard[s][:0], b.news[s][:0]
 				}
@@ -298,8 +306,10 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 						p.hash = h
 					}
 					if rp != nil {
-						p.method, p.path, p.tier = b.put(rec.Method), b.put(rec.Path), b.put(rec.Tier)
-						p.weight = int32(min(rp.Weigh(rec), math.MaxInt32))
+						b.rrecs = append(b.rrecs, rprec{
+							method: b.put(rec.Method), path: b.put(rec.Path), tier: b.put(rec.Tier),
+							weight: int32(min(rp.Weigh(rec), math.MaxInt32)),
+						})
 					}
 					s := h % uint64(workers)
 					b.byShard[s] = append(b.byShard[s], int32(len(b.recs)))
@@ -363,15 +373,13 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 				}
 				if rpShards == workers {
 					for _, i := range b.byShard[s] {
-						p := &b.recs[i]
-						*rec = b.record(p)
-						rp.Consume(s, rec, p.idx, p.v, p.client)
+						*rec = b.record(i)
+						rp.Consume(s, rec, b.first+int64(i), b.rrecs[i].v, b.recs[i].client)
 					}
 				} else if rpShards == 1 && s == 0 {
-					for i := range b.recs {
-						p := &b.recs[i]
-						*rec = b.record(p)
-						rp.Consume(0, rec, p.idx, p.v, -1)
+					for i := range int32(len(b.recs)) {
+						*rec = b.record(i)
+						rp.Consume(0, rec, b.first+int64(i), b.rrecs[i].v, -1)
 					}
 				}
 				if b.pending.Add(-1) == 0 {
@@ -441,12 +449,13 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 		lines += b.ch.Skipped
 		b.base = lines
 		bytes += b.ch.Bytes
+		b.first = m.requests
 		for i := range b.recs {
 			p := &b.recs[i]
 			t := p.t
 			if rp != nil {
-				p.idx = m.requests
-				settled = rp.Sequence(t, int(p.weight), &p.v)
+				r := &b.rrecs[i]
+				settled = rp.Sequence(t, int(r.weight), &r.v)
 			}
 			m.requests++
 			if !m.seen || t < m.first {
