@@ -19,6 +19,7 @@ import "time"
 type GCRA struct {
 	rate     float64
 	burst    int64
+	fburst   float64
 	interval float64 // T in nanoseconds
 	perNs    float64 // 1/T: requests per nanosecond
 	limit    float64 // τ + T = burst·T in nanoseconds
@@ -34,7 +35,7 @@ var _ Limiter = (*GCRA)(nil)
 
 func newGCRA(rate float64, burst int64) *GCRA {
 	t := 1e9 / rate
-	return &GCRA{rate: rate, burst: burst, interval: t, perNs: rate / 1e9, limit: float64(burst) * t,
+	return &GCRA{rate: rate, burst: burst, fburst: float64(burst), interval: t, perNs: rate / 1e9, limit: float64(burst) * t,
 		cells: newTable[gcraState](ceilDuration(float64(burst) * t))}
 }
 
@@ -79,13 +80,13 @@ func (l *GCRA) allow(s *gcraState, now time.Duration, cost int64) Decision {
 // A tolerance in units (the old "+ 1e-9") is over 1 ns when T > 1 s and
 // counted a request that Allow rejects.
 func (l *GCRA) remaining(ahead float64) int64 {
-	k := floorUnits((l.limit - ahead + 1) * l.perNs)
-	if k > 0 && ahead+float64(k)*l.interval-l.limit >= 1 {
+	k := floorWhole((l.limit - ahead + 1) * l.perNs)
+	if k > 0 && ahead+k*l.interval-l.limit >= 1 {
 		k--
-	} else if k < l.burst && ahead+float64(k+1)*l.interval-l.limit < 1 {
+	} else if k < l.fburst && ahead+(k+1)*l.interval-l.limit < 1 {
 		k++
 	}
-	return k
+	return int64(k)
 }
 
 // Reclaim implements Limiter: a key is rested when its TAT is not after now.

@@ -115,3 +115,16 @@ func floorUnits(x float64) int64 {
 	}
 	return int64(x)
 }
+
+// floorWhole is ⌊x⌋ for x > 0, else 0. token_bucket's and gcra's
+// Remaining take their estimate with it and check it as a float64,
+// converting it to int64 only at the end: a count (at most MaxCount + 1)
+// is a whole float64 exactly, and the checks need not wait for a
+// conversion and back (about 1 ns of a decision; leaky_bucket's, whose
+// estimate is one more, ran slower so).
+func floorWhole(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return math.Floor(x)
+}

@@ -1,9 +1,6 @@
 package algorithms
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // TokenBucket is a token bucket per key: a bucket holds up to Burst tokens,
 // starts full, and refills continuously at Rate tokens per second. A request
@@ -94,12 +91,7 @@ func (l *TokenBucket) allow(s *tokenBucketState, now time.Duration, cost int64) 
 // same expression as Allow, so the two never disagree. (A plain tolerance
 // in tokens is more than 1 ns of refill below 1 r/s.)
 func (l *TokenBucket) remaining(d float64) int64 {
-	// k stays a float64 (a whole number up to burst+1, exact), so the
-	// checks do not wait for a conversion from int64.
-	k := 0.0
-	if x := l.fburst - d + l.perNs; x > 0 {
-		k = math.Floor(x)
-	}
+	k := floorWhole(l.fburst - d + l.perNs)
 	if k > 0 && (d+k-l.fburst)*l.nsPer >= 1 {
 		k--
 	} else if k < l.fburst && (d+(k+1)-l.fburst)*l.nsPer < 1 {
