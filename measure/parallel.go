@@ -49,10 +49,13 @@ import (
 // bound before the check in log order stops the run.
 
 // chunkSize is the bytes of log one parse task takes, and
-// inflightPerWorker how many chunks per worker may be in the pipeline.
+// inflightPerWorker how many chunks per worker may be in the pipeline
+// (2 MiB a core): 8 ran BenchmarkMeasureVsAwk about 4 % faster than 4 on
+// two cores, the parsers waiting less for the goroutine that works in log
+// order; 128 KiB chunks ran slower.
 const (
 	chunkSize         = 256 << 10
-	inflightPerWorker = 4
+	inflightPerWorker = 8
 	maxChunkEndpoints = 1 << 16
 )
 
