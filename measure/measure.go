@@ -459,6 +459,7 @@ func (m *Meter) Result() *Result {
 	n := len(m.secs)
 	keyOf := m.keys.keys
 	rates := make([]int64, len(m.clients))
+	var topPeak int64 // the TopClients-th highest peak in the shortest window
 	for j := range m.secs {
 		for i := range m.clients {
 			rates[i] = m.wins[i*n+j].max
@@ -475,6 +476,9 @@ func (m *Meter) Result() *Result {
 			}
 		}
 		slices.Sort(rates)
+		if j == 0 && len(rates) > 0 {
+			topPeak = rates[max(0, len(rates)-m.opts.TopClients)]
+		}
 		ws.P50 = Percentile(rates, 0.5)
 		ws.P95 = Percentile(rates, 0.95)
 		ws.P99 = Percentile(rates, 0.99)
@@ -485,9 +489,14 @@ func (m *Meter) Result() *Result {
 		r.Windows = append(r.Windows, ws)
 	}
 
-	order := make([]int, len(m.clients))
-	for i := range order {
-		order[i] = i
+	// Only the clients whose peak reaches the top clients' lowest can be
+	// among them: those are sorted, not every client (a 20 000-client
+	// log's full sort took about 4 % of measuring it on two cores).
+	var order []int
+	for i := range m.clients {
+		if m.wins[i*n].max >= topPeak {
+			order = append(order, i)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		if pa, pb := m.wins[a*n].max, m.wins[b*n].max; pa != pb {

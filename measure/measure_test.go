@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +367,75 @@ func TestMaxClients(t *testing.T) {
 				t.Errorf("%d clients over the bound %d", res.Clients, tt.max)
 			}
 		})
+	}
+}
+
+// TestTopClientsAsFullSort checks Result.TopClients against every client
+// sorted by the documented order (busiest second, then requests, then
+// key), worked out from the requests themselves, on logs whose clients
+// tie often, for several numbers of top clients.
+func TestTopClientsAsFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, top := range []int{1, 3, 10, 50, 400} {
+		m, err := New(Options{TopClients: top})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type stat struct {
+			key      string
+			requests int64
+			perSec   map[int64]int64
+		}
+		stats := map[string]*stat{}
+		recs := make([]accesslog.Record, 3000)
+		for i := range recs {
+			recs[i] = accesslog.Record{UnixNano: (1_700_000_000 + rng.Int64N(20)) * 1e9, Key: fmt.Appendf(nil, "c%03d", rng.IntN(300))}
+		}
+		// In time order: a request more than 3 windows late is left out
+		// of the peaks.
+		slices.SortFunc(recs, func(a, b accesslog.Record) int { return cmp.Compare(a.UnixNano, b.UnixNano) })
+		for i := range recs {
+			m.Add(&recs[i])
+			key, sec := string(recs[i].Key), recs[i].UnixNano/1e9
+			s := stats[key]
+			if s == nil {
+				s = &stat{key: key, perSec: map[int64]int64{}}
+				stats[key] = s
+			}
+			s.requests++
+			s.perSec[sec]++
+		}
+		type row struct {
+			key            string
+			peak, requests int64
+		}
+		var all []row
+		for _, s := range stats {
+			r := row{key: s.key, requests: s.requests}
+			for _, n := range s.perSec {
+				r.peak = max(r.peak, n)
+			}
+			all = append(all, r)
+		}
+		sort.Slice(all, func(i, j int) bool {
+			a, b := all[i], all[j]
+			if a.peak != b.peak {
+				return a.peak > b.peak
+			}
+			if a.requests != b.requests {
+				return a.requests > b.requests
+			}
+			return a.key < b.key
+		})
+		res := m.Result()
+		if want := min(top, len(all)); len(res.TopClients) != want {
+			t.Fatalf("top %d: %d clients, want %d", top, len(res.TopClients), want)
+		}
+		for i, c := range res.TopClients {
+			if w := all[i]; c.Key != w.key || c.Requests != w.requests || c.Peaks[0].Requests != w.peak {
+				t.Fatalf("top %d: client %d is %s (%d requests, peak %d), want %s (%d, %d)",
+					top, i, c.Key, c.Requests, c.Peaks[0].Requests, w.key, w.requests, w.peak)
+			}
+		}
 	}
 }
