@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/labstack/echo/v4"
 
 	"github.com/ratelab/ratelab/algorithms"
 )
@@ -182,4 +184,50 @@ func TestParseNumberAsParseFloat(t *testing.T) {
 		}
 		check(string(b))
 	}
+}
+
+// TestAnswerStopsWhenTheClientLeaves cancels a simulate request's context
+// at the answer's first write, as the server does when the client closes
+// the connection, and checks that the answer stops within a few thousand
+// decisions instead of writing them all to a connection nobody reads.
+func TestAnswerStopsWhenTheClientLeaves(t *testing.T) {
+	const n = 100_000
+	body, _ := benchSimulateBody(n)
+	srv := newServer(config{})
+	answer := func(cancelAtFirstWrite bool) int {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/v1/simulate", bytes.NewReader(body))
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		w := &cancelSink{statusSink: statusSink{header: http.Header{}}}
+		if cancelAtFirstWrite {
+			w.cancel = cancel
+		}
+		srv.ServeHTTP(w, req)
+		if w.code != http.StatusOK {
+			t.Fatalf("status %d", w.code)
+		}
+		return w.n
+	}
+	full, cut := answer(false), answer(true)
+	// Each decision is about 75 bytes: the whole answer is over 7 MB, and
+	// one that stops within chargeEvery decisions plus a buffered chunk
+	// is under 400 KB.
+	if full < 70*n || cut > 400<<10 {
+		t.Errorf("answer %d bytes, %d once the client left at its first write; want over %d and under %d", full, cut, 70*n, 400<<10)
+	}
+}
+
+// cancelSink is a statusSink that calls cancel at its first write.
+type cancelSink struct {
+	statusSink
+	cancel context.CancelFunc
+}
+
+func (w *cancelSink) Write(p []byte) (int, error) {
+	if w.cancel != nil {
+		w.cancel()
+		w.cancel = nil
+	}
+	return w.statusSink.Write(p)
 }

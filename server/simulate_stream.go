@@ -513,7 +513,9 @@ func array[T any](s *jsonStream, n string, count int, item func(i int) *T) {
 			s.raw(",")
 		}
 		if i%chargeEvery == 0 {
-			s.err = ctx.Err()
+			if s.err = ctx.Err(); s.err != nil {
+				break
+			}
 		}
 		s.buf, s.err = appendElement(s.buf, item(i))
 		s.flush(false)
