@@ -306,6 +306,7 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Windows: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9}}, "9 given"},
 		{Options{TopClients: -1}, "top clients -1"},
 		{Options{MaxEndpoints: -2}, "max endpoints -2"},
+		{Options{Workers: -1}, "workers -1"},
 	}
 	for _, tt := range tests {
 		if _, err := New(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,36 @@ func TestParallelIsSequential(t *testing.T) {
 				t.Fatal("no requests: the log tests nothing")
 			}
 		})
+	}
+}
+
+// TestWorkersBoundTheGoroutines measures a log with Options.Workers set
+// and counts the goroutines while it runs (at its first Progress call):
+// the reader, and a parser and a shard per worker. The result is the
+// sequential one.
+func TestWorkersBoundTheGoroutines(t *testing.T) {
+	log := genLog(100_000, 500, 3)
+	want, err := measureSequential(context.Background(), strings.NewReader(log), accesslog.Config{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3, 5} {
+		before := runtime.NumGoroutine()
+		during := -1
+		opts := Options{Workers: workers, Progress: func(lines, bytes int64) {
+			if during < 0 {
+				during = runtime.NumGoroutine()
+			}
+		}}
+		got, err := Measure(context.Background(), strings.NewReader(log), accesslog.Config{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if during-before != 1+2*workers {
+			t.Errorf("workers %d: %d goroutines more while measuring, want %d", workers, during-before, 1+2*workers)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("workers %d: the result differs from the sequential one", workers)
+		}
 	}
 }
