@@ -132,8 +132,10 @@ func TestParallelIsSequential(t *testing.T) {
 }
 
 // TestWorkersBoundTheGoroutines measures a log with Options.Workers set
-// and counts the goroutines while it runs (at its first Progress call):
-// the reader, and a parser and a shard per worker. The result is the
+// and counts, at its first Progress call, the goroutines that the
+// goroutine calling Progress (the one that works in log order) started:
+// the reader, and a parser and a shard per worker. The log's last tenth
+// is held back until then, so that none has finished. The result is the
 // sequential one.
 func TestWorkersBoundTheGoroutines(t *testing.T) {
 	log := genLog(100_000, 500, 3)
@@ -141,23 +143,47 @@ func TestWorkersBoundTheGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	started := func() int {
+		buf := make([]byte, 1<<20)
+		self := string(buf[:runtime.Stack(buf, false)])
+		id, _, _ := strings.Cut(strings.TrimPrefix(self, "goroutine "), " ")
+		all := string(buf[:runtime.Stack(buf, true)])
+		return strings.Count(all, "created by sync.(*WaitGroup).Go in goroutine "+id+"\n")
+	}
 	for _, workers := range []int{1, 3, 5} {
-		before := runtime.NumGoroutine()
 		during := -1
+		gate := make(chan struct{})
 		opts := Options{Workers: workers, Progress: func(lines, bytes int64) {
 			if during < 0 {
-				during = runtime.NumGoroutine()
+				during = started()
+				close(gate)
 			}
 		}}
-		got, err := Measure(context.Background(), strings.NewReader(log), accesslog.Config{}, opts)
+		r := &gatedReader{r: strings.NewReader(log), hold: len(log) / 10, gate: gate}
+		got, err := Measure(context.Background(), r, accesslog.Config{}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if during-before != 1+2*workers {
-			t.Errorf("workers %d: %d goroutines more while measuring, want %d", workers, during-before, 1+2*workers)
+		if during != 1+2*workers {
+			t.Errorf("workers %d: %d goroutines started, want %d", workers, during, 1+2*workers)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("workers %d: the result differs from the sequential one", workers)
 		}
 	}
+}
+
+// gatedReader reads r, but its last hold bytes only once gate is closed.
+type gatedReader struct {
+	r    *strings.Reader
+	hold int
+	gate chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if left := g.r.Len() - g.hold; left > 0 {
+		return g.r.Read(p[:min(len(p), left)])
+	}
+	<-g.gate
+	return g.r.Read(p)
 }
