@@ -104,7 +104,10 @@ func (c *Chunks) next(buf []byte) (Chunk, error) {
 			lastNL = start + c.keep
 			c.skipping = true
 		}
-		ch.Data = slices.Grow(ch.Data, max(c.size, 32<<10))
+		// Room to read into: as much again as the chunk holds, from 4 KiB
+		// up to its size, so a log that arrives slowly (an upload) holds
+		// a buffer as big as what came, not a whole chunk's.
+		ch.Data = slices.Grow(ch.Data, min(max(len(ch.Data), 4<<10), c.size))
 		at := len(ch.Data)
 		n, err := c.r.Read(ch.Data[at:cap(ch.Data)])
 		ch.Bytes += int64(n)
