@@ -521,6 +521,13 @@ func extendDeadlines(c echo.Context, timeout time.Duration) {
 	_ = rc.SetWriteDeadline(end)
 }
 
+// uploadWorkers is how many cores one upload is measured and replayed
+// on: its log is parsed and its clients counted on this many goroutines
+// each, which bounds the chunks of log in flight (8 a worker, about
+// 256 KiB each, see measure.Options.Workers) whatever the machine's
+// cores.
+const uploadWorkers = 2
+
 // handleMeasure answers POST /measure: the log is measured and replayed
 // through the design's policy in one streaming pass, and the page comes
 // back with both. A bad form field is shown beside its field (422); a log
@@ -556,9 +563,9 @@ func handleMeasure(cfg config) echo.HandlerFunc {
 		} else if replay, err = shadow.New(p, shadow.Options{Tiers: u.tiers, MaxHeld: up.maxSecond}); err != nil {
 			shadowErr = "No replay: " + err.Error()
 		}
-		opts := measure.Options{MaxClients: up.maxClients}
+		opts := measure.Options{MaxClients: up.maxClients, Workers: uploadWorkers}
 		if replay != nil {
-			opts.Each = replay.AddRecord
+			opts.Replay = replay.Sharded()
 		}
 		res, err := measure.Measure(ctx, log, u.cfg, opts)
 		if err != nil {
@@ -640,7 +647,7 @@ func handleRejections(cfg config) echo.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
 		defer cancel()
-		if _, err = measure.Measure(ctx, log, u.cfg, measure.Options{Each: replay.AddRecord, MaxClients: up.maxClients}); err != nil {
+		if _, err = measure.Measure(ctx, log, u.cfg, measure.Options{Replay: replay.Sharded(), MaxClients: up.maxClients, Workers: uploadWorkers}); err != nil {
 			if herr := uploadFailure(err); herr != nil {
 				return herr
 			}
