@@ -24,6 +24,7 @@ type Chunks struct {
 	size     int
 	carry    []byte // read bytes after the last whole line
 	skipping bool   // dropping the rest of a line cut at keep
+	fast     bool   // the last read filled the room it had
 	err      error
 	// ReadFailed is set when Next's error came from reading the log (not
 	// io.EOF, not a CSV header's).
@@ -104,12 +105,18 @@ func (c *Chunks) next(buf []byte) (Chunk, error) {
 			lastNL = start + c.keep
 			c.skipping = true
 		}
-		// Room to read into: as much again as the chunk holds, from 4 KiB
-		// up to its size, so a log that arrives slowly (an upload) holds
-		// a buffer as big as what came, not a whole chunk's.
-		ch.Data = slices.Grow(ch.Data, min(max(len(ch.Data), 4<<10), c.size))
+		// Room to read into: a whole chunk's once a read has filled the
+		// room it had (the log comes fast: a file), else as much again as
+		// the chunk holds, from 4 KiB up, so a log that arrives slowly (an
+		// upload) holds a buffer about as big as what came.
+		room := c.size
+		if !c.fast {
+			room = min(max(len(ch.Data), 4<<10), c.size)
+		}
+		ch.Data = slices.Grow(ch.Data, room)
 		at := len(ch.Data)
 		n, err := c.r.Read(ch.Data[at:cap(ch.Data)])
+		c.fast = n == cap(ch.Data)-at
 		ch.Bytes += int64(n)
 		ch.Data = ch.Data[:at+n]
 		if c.skipping {

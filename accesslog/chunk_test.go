@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -150,5 +151,38 @@ func TestChunksReadError(t *testing.T) {
 		if !reflect.DeepEqual(got, want) || !strings.Contains(want.err, "reading line 500") {
 			t.Errorf("chunks of %d: got %v lines, %q; want %v, %q", size, got.lines, got.err, want.lines, want.err)
 		}
+	}
+}
+
+// TestChunksBufferGrowsWithTheLog reads a chunk from a log that comes at
+// once (a file) and from one that comes a few bytes at a time (an
+// upload): the first takes a chunk's buffer after one small read instead
+// of doubling its way up, the second holds a buffer about as big as what
+// came.
+func TestChunksBufferGrowsWithTheLog(t *testing.T) {
+	const size = 256 << 10
+	line := []byte(`203.0.113.7 - - [10/Oct/2000:13:55:36 -0700] "GET /v1/orders/123 HTTP/1.1" 200 2326 "-" "curl/8.0"` + "\n")
+	log := bytes.Repeat(line, 2*size/len(line))
+	allocated := func(r io.Reader) (uint64, int) {
+		c, err := NewChunks(r, Config{}, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ch, err := c.Next(nil)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return after.TotalAlloc - before.TotalAlloc, cap(ch.Data)
+	}
+	// Doubling from 4 KiB would allocate about twice the chunk.
+	if got, _ := allocated(bytes.NewReader(log)); got > size+size/4 {
+		t.Errorf("a fast log's first chunk allocated %d bytes; want at most %d", got, size+size/4)
+	}
+	// Only 6 KiB arrive before the log ends.
+	if _, c := allocated(iotest.HalfReader(bytes.NewReader(log[:6<<10]))); c > 16<<10 {
+		t.Errorf("a slow log of 6 KiB got a buffer of %d bytes; want at most 16 KiB", c)
 	}
 }
