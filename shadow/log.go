@@ -11,15 +11,21 @@ import (
 // it), its method and its path without the query string. The record's
 // bytes are copied.
 func FromRecord(rec *accesslog.Record) Request {
-	key := rec.Key
+	key, path := keyAndPath(rec)
+	return Request{At: rec.Time(), Key: string(key), Tier: string(rec.Tier), Method: string(rec.Method), Path: string(path)}
+}
+
+// keyAndPath is rec's key (nil for none or "-") and its path without the
+// query string, as the replay takes them.
+func keyAndPath(rec *accesslog.Record) (key, path []byte) {
+	key, path = rec.Key, rec.Path
 	if len(key) == 1 && key[0] == '-' {
 		key = nil
 	}
-	path := rec.Path
 	if i := bytes.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
-	return Request{At: rec.Time(), Key: string(key), Tier: string(rec.Tier), Method: string(rec.Method), Path: string(path)}
+	return key, path
 }
 
 // AddRecord replays a parsed log line (FromRecord); it fits

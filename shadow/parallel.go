@@ -1,7 +1,6 @@
 package shadow
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 	"time"
@@ -64,14 +63,7 @@ func (s *Sharded) Shards(n int) int {
 // second, beside Options.MaxHeld requests). It only reads, so the
 // goroutines that parse the log call it at once.
 func (s *Sharded) Weigh(rec *accesslog.Record) int {
-	key := rec.Key
-	if len(key) == 1 && key[0] == '-' {
-		key = nil
-	}
-	path := rec.Path
-	if i := bytes.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
+	key, path := keyAndPath(rec)
 	tier := len(rec.Tier)
 	if tier == 0 && s.timer.o.Tiers != nil {
 		tier = len(s.timer.o.Tiers[string(key)])
@@ -105,14 +97,7 @@ func (s *Sharded) SequenceEnd() int64 {
 // judge keeps only copies (a new client's key and tier, a rejection's
 // row), and the engine keeps only the key, a client's own copy.
 func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64, client int32) {
-	key := rec.Key
-	if len(key) == 1 && key[0] == '-' {
-		key = nil
-	}
-	path := rec.Path
-	if i := bytes.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
+	key, path := keyAndPath(rec)
 	q := Request{Key: view(key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(path)}
 	if q.Tier == "" && s.timer.o.Tiers != nil {
 		q.Tier = s.timer.o.Tiers[q.Key]
