@@ -23,8 +23,10 @@ type clientIndex struct {
 
 func newClientIndex(seed maphash.Seed) clientIndex { return clientIndex{seed: seed} }
 
-// hash is the hash find and add take for k.
-func (x *clientIndex) hash(k []byte) uint64 { return maphash.Bytes(x.seed, k) }
+// hash is the hash find and add take for k, and hashString for a key
+// held as a string.
+func (x *clientIndex) hash(k []byte) uint64       { return maphash.Bytes(x.seed, k) }
+func (x *clientIndex) hashString(k string) uint64 { return maphash.String(x.seed, k) }
 
 // find returns k's number; ok is false when k was never added. h is
 // x.hash(k).
@@ -74,9 +76,6 @@ func (x *clientIndex) insert(e uint64) {
 	}
 	x.entries[p] = e
 }
-
-// len is the clients numbered.
-func (x *clientIndex) len() int { return len(x.keys) }
 
 // sameKey reports whether a and b hold the same bytes; keys of 8 to 16
 // bytes (IPv4 addresses, most API keys) are compared as two words that

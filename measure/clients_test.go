@@ -34,8 +34,8 @@ func TestClientIndexAsMap(t *testing.T) {
 			want[k] = int32(len(want))
 		}
 	}
-	if x.len() != len(want) {
-		t.Fatalf("len %d, want %d", x.len(), len(want))
+	if len(x.keys) != len(want) {
+		t.Fatalf("%d keys, want %d", len(x.keys), len(want))
 	}
 	for k, w := range want {
 		if x.keys[w] != k {

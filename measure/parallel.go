@@ -13,11 +13,12 @@ import (
 	"github.com/ratelab/ratelab/accesslog"
 )
 
-// Parallel measurement. Measure on more than one core runs a pipeline:
+// Parallel measurement. Measure without Options.Each runs a pipeline of
+// workers (Options.Workers, or GOMAXPROCS):
 //
 //  1. one goroutine reads the log in chunks of whole lines (about
 //     chunkSize bytes, accesslog.Chunks);
-//  2. GOMAXPROCS goroutines parse chunks at once; each record is copied
+//  2. workers goroutines parse chunks at once; each record is copied
 //     into its chunk's arena and assigned to a shard by a hash of its
 //     client key (hash/maphash), and the chunk's endpoints are counted in
 //     the order they first appear in it;
@@ -27,7 +28,7 @@ import (
 //     request in the log if there is room then, so merging the chunks'
 //     first-seen lists in order gives the same patterns), progress and
 //     cancellation; it then hands the chunk to every shard;
-//  4. GOMAXPROCS shard goroutines each count their own clients' windows,
+//  4. workers shard goroutines each count their own clients' windows,
 //     taking the chunks in log order, so every client's requests are
 //     counted in log order by one Meter, as in a sequential run;
 //  5. the calling goroutine checks Options.MaxClients in log order (the
@@ -37,7 +38,7 @@ import (
 //     requests in order, and the global counts are taken in log order.
 //
 // Memory: the clients' state as in a sequential run (each client is in
-// one shard), plus at most inflightPerWorker × GOMAXPROCS chunks alive
+// one shard), plus at most inflightPerWorker × workers chunks alive
 // (their bytes until parsed, then about 44 bytes of record per line and
 // the key's bytes, 84 and the record's text with Options.Replay), plus
 // each parser's index of up to maxChunkEndpoints endpoint patterns. With
@@ -570,7 +571,7 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 	}
 	for _, sm := range shards {
 		for _, k := range sm.keys.keys {
-			m.keys.add(k, maphash.String(m.keys.seed, k))
+			m.keys.add(k, m.keys.hashString(k))
 		}
 		m.clients = append(m.clients, sm.clients...)
 		m.wins = append(m.wins, sm.wins...)
