@@ -123,16 +123,19 @@ type Sharded interface {
 	// Shards is offered n shards and returns how many it uses: n or 1.
 	Shards(n int) int
 	// Weigh returns a record's weight for Sequence (a replay's, the bytes
-	// of it that it holds while it waits). It is called concurrently,
-	// and must only read.
-	Weigh(rec *accesslog.Record) int
+	// of it that it holds while it waits) and the part of its path that
+	// Consume is given in its place (a replay's, without the query). It
+	// is called concurrently, and must only read.
+	Weigh(rec *accesslog.Record) (weight int, path []byte)
 	// Sequence takes the next record's time (Unix ns) and weight, and a
 	// slot for its value, which it sets now or in a later call; it
 	// returns how many records from the log's start have their value set.
 	Sequence(at int64, weight int, slot *int64) (set int64)
 	// SequenceEnd sets every value still unset, and returns the records.
 	SequenceEnd() (set int64)
-	// Consume takes the log's record idx (from 0), with its value v and
+	// Consume takes the log's record idx (from 0), its Key empty when
+	// the line has none and its Path the one Weigh returned, with its
+	// value v and
 	// its client's number in the shard: Measure numbers each shard's
 	// clients 0, 1, 2, … in the order of their first records, so a
 	// consumer can keep them in a slice instead of looking keys up again;

@@ -310,9 +310,10 @@ func measureParallel(ctx context.Context, r io.Reader, cfg accesslog.Config, opt
 						p.hash = h
 					}
 					if rp != nil {
+						weight, path := rp.Weigh(rec)
 						b.rrecs = append(b.rrecs, rprec{
-							method: b.put(rec.Method), path: b.put(rec.Path), tier: b.put(rec.Tier),
-							weight: int32(min(rp.Weigh(rec), math.MaxInt32)),
+							method: b.put(rec.Method), path: b.put(path), tier: b.put(rec.Tier),
+							weight: int32(min(weight, math.MaxInt32)),
 						})
 					}
 					s := h % uint64(workers)

@@ -60,15 +60,16 @@ func (s *Sharded) Shards(n int) int {
 // Options.Tiers when the log has none), method and path (without the
 // query), as FromRecord and Add make them: what the replay holds of it
 // while its second waits to be timed, which the sequencer bounds (4 MiB a
-// second, beside Options.MaxHeld requests). It only reads, so the
-// goroutines that parse the log call it at once.
-func (s *Sharded) Weigh(rec *accesslog.Record) int {
+// second, beside Options.MaxHeld requests); and that path, which Consume
+// is given. It only reads, so the goroutines that parse the log call it
+// at once.
+func (s *Sharded) Weigh(rec *accesslog.Record) (int, []byte) {
 	key, path := keyAndPath(rec)
 	tier := len(rec.Tier)
 	if tier == 0 && s.timer.o.Tiers != nil {
 		tier = len(s.timer.o.Tiers[string(key)])
 	}
-	return len(key) + tier + len(rec.Method) + len(path)
+	return len(key) + tier + len(rec.Method) + len(path), path
 }
 
 // Sequence times the next request of the log, logged at at (Unix ns) and
@@ -93,12 +94,12 @@ func (s *Sharded) SequenceEnd() int64 {
 // Consume decides, on shard's goroutine, the log's request idx (from 0),
 // timed t ns by Sequence. Each shard's requests come in log order.
 //
-// The request's strings point into rec's bytes (no copy per request):
-// judge keeps only copies (a new client's key and tier, a rejection's
-// row), and the engine keeps only the key, a client's own copy.
+// rec's Key is empty for none and its Path has no query (Weigh's); the
+// request's strings point into rec's bytes (no copy per request): judge
+// keeps only copies (a new client's key and tier, a rejection's row), and
+// the engine keeps only the key, a client's own copy.
 func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64, client int32) {
-	key, path := keyAndPath(rec)
-	q := Request{Key: view(key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(path)}
+	q := Request{Key: view(rec.Key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(rec.Path)}
 	if q.Tier == "" && s.timer.o.Tiers != nil {
 		q.Tier = s.timer.o.Tiers[q.Key]
 	}
