@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/policy"
@@ -34,9 +35,16 @@ func FuzzDesignQuery(f *testing.F) {
 		for _, fl := range d.form().Messages() {
 			onForm[fl.Name] = true
 		}
+		// A query net/url reads nothing from is shown as the example
+		// design with a problem that says so; its canonical query is that
+		// design's, without the problem.
+		unreadable := false
 		for _, p := range d.problems() {
 			if p.Message == "" {
 				t.Errorf("problem on %q without a message", p.Field)
+			}
+			if p.Field == "" && strings.HasPrefix(p.Message, "the address cannot be read as a design") {
+				unreadable = true
 			}
 			if p.Field != "" && !onForm[p.Field] {
 				t.Errorf("problem on %q has no place on the form: %s", p.Field, p.Message)
@@ -60,6 +68,12 @@ func FuzzDesignQuery(f *testing.F) {
 		}
 		p1, e1 := d.policy()
 		p2, e2 := again.policy()
+		if unreadable {
+			if e2 != nil {
+				t.Fatalf("canonical query %q of an unreadable query has problems %v", canon, e2)
+			}
+			return
+		}
 		if (e1 == nil) != (e2 == nil) {
 			t.Fatalf("canonical query has problems %v, the query %v", e2, e1)
 		}
