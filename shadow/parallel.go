@@ -99,11 +99,13 @@ func (s *Sharded) SequenceEnd() int64 {
 // keeps only copies (a new client's key and tier, a rejection's row), and
 // the engine keeps only the key, a client's own copy.
 func (s *Sharded) Consume(shard int, rec *accesslog.Record, idx, t int64, client int32) {
-	q := Request{Key: view(rec.Key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(rec.Path)}
+	r := s.shards[shard]
+	q := &r.req
+	*q = engine.Request{At: time.Duration(t), Key: view(rec.Key), Tier: view(rec.Tier), Method: view(rec.Method), Path: view(rec.Path)}
 	if q.Tier == "" && s.timer.o.Tiers != nil {
 		q.Tier = s.timer.o.Tiers[q.Key]
 	}
-	s.shards[shard].judge(q, time.Duration(t), idx, client)
+	r.judge(q, idx, client)
 }
 
 // view is b as a string without a copy, valid while b is unchanged.

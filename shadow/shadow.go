@@ -198,7 +198,8 @@ type replayer struct {
 	clients  map[string]*client
 	byNum    []numbered // a shard's clients by their number in measure's shard
 	decision engine.Decision
-	origin   time.Time // the replay's time 0, once a request is judged
+	req      engine.Request // a sharded replay's request being judged
+	origin   time.Time      // the replay's time 0, once a request is judged
 	bins     []Bin
 	binWidth time.Duration
 	// binFrom and binTo bound the times of bins[binAt], the bin last
@@ -308,7 +309,8 @@ func (x *Replayer) Add(q Request) {
 
 // timedRequest decides the oldest pending request, timed t.
 func (r *replayer) timedRequest(t time.Duration) {
-	r.judge(r.pending.pop(), t, 0, -1)
+	q := r.pending.pop()
+	r.judge(&engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}, 0, -1)
 }
 
 // timedSlot writes t to the oldest waiting slot (a sharded replay's
@@ -347,11 +349,12 @@ func (r *replayer) build(p policy.Policy) error {
 	return nil
 }
 
-// judge decides q at replay time t and counts the decision; idx is q's
-// index in the log, for a shard's rejection rows, and num its client's
-// number from measure.Sharded.Consume (-1 for none), by which the client
-// is found without looking its key up.
-func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
+// judge decides q at its replay time q.At and counts the decision; idx
+// is q's index in the log, for a shard's rejection rows, and num its
+// client's number from measure.Sharded.Consume (-1 for none), by which
+// the client is found without looking its key up.
+func (r *replayer) judge(q *engine.Request, idx int64, num int32) {
+	t := q.At
 	if r.judged == 0 {
 		seq := &r.seq
 		if r.timer != nil {
@@ -388,9 +391,8 @@ func (r *replayer) judge(q Request, t time.Duration, idx int64, num int32) {
 		h.id, h.epoch = r.engine.Client(h.c.key), r.engine.Epoch()
 	}
 
-	eq := engine.Request{At: t, Key: q.Key, Tier: q.Tier, Method: q.Method, Path: q.Path}
 	d := &r.decision
-	r.engine.DecideClientTo(d, h.id, &eq)
+	r.engine.DecideClientTo(d, h.id, q)
 	for _, i := range d.Limits[:d.N] {
 		r.rep.Limits[i].Checked++
 	}
