@@ -363,7 +363,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			j++
-		case c == ':' && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
+		case c == ':' && name == 0 && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
 			prev, prevStart := s.last, s.lastStart
 			if err := s.token(j); err != nil {
 				return err
@@ -429,7 +429,8 @@ func (s *scanner) scan(j, end int) *Error {
 				s.startNode(j)
 			}
 			// The name is the next token: indicators there are read as
-			// such, as by the tokenizer.
+			// such, as by the tokenizer, but for ':', which it reads as
+			// the name's first byte (the ':' case waits for the name).
 			s.node, s.after, s.name = true, false, c
 			j++
 		case (c == '@' || c == '`') && (s.node || s.after):

@@ -143,6 +143,9 @@ func TestPrescanBombs(t *testing.T) {
 		{"aliases", fill("- *a\n", MaxSize), "anchors and aliases"},
 		{"tags", fill("- !!binary AA==\n", MaxSize), "tags are not supported"},
 		{"scalars", append([]byte("a: ["), fill("1,", MaxSize-4)...), "tokens"},
+		// ':' right after '&' is the anchor's name to the tokenizer, so
+		// the '"' after it opens no quote and every ",0" is two tokens.
+		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
 		{"one line", fill("a", MaxSize), "bytes long"},
