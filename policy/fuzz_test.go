@@ -31,6 +31,7 @@ func FuzzDecode(f *testing.F) {
 		head + "service: {capacity: !!binary AA==}\n", "%YAML 1.2\n---\n" + head,
 		head + "metadata: {name: \"{[\", description: 'it''s [{'}\n# {\nx: |\n  [[\n",
 		"\xEF\xBB\xBF" + head + "service: {capacity: 100}\n", "\xFF\xFEa\x00",
+		"- &#a \"\n" + strings.Repeat("[", 40), "{&:\"" + strings.Repeat(",0", 40),
 	} {
 		f.Add([]byte(bomb))
 	}

@@ -315,9 +315,11 @@ func (s *scanner) scan(j, end int) *Error {
 			j++
 			continue
 		}
-		comment := c == '#' && (j == s.start || space(data[j-1]))
+		// A comment starts after a space, or right after & or *, where
+		// the tokenizer takes a '#' for a comment, not the name's.
+		comment := c == '#' && (j == s.start || space(data[j-1]) || s.name != 0)
 		if comment {
-			s.plain = false
+			s.plain, s.name = false, 0
 			return s.token(j)
 		}
 		if s.plain {

@@ -145,6 +145,9 @@ func TestPrescanBombs(t *testing.T) {
 		{"scalars", append([]byte("a: ["), fill("1,", MaxSize-4)...), "tokens"},
 		// ':' right after '&' is the anchor's name to the tokenizer, so
 		// the '"' after it opens no quote and every ",0" is two tokens.
+		// '#' right after '&' is a comment to the tokenizer, so the '"'
+		// after it opens no quote over the lines below.
+		{"comment after '&'", append([]byte("- &#a \"\n"), fill(strings.Repeat("[", 1000)+"\n", MaxSize-8)...), "nested 33 deep"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
