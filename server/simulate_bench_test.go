@@ -22,12 +22,13 @@ const benchArrivals = defaultMaxArrivals
 // benchSimulateBody is a simulate request of n arrivals of 1 000 keys,
 // about n/100 s long in all (10 r/s per key, Poisson, times to the
 // microsecond), through a token bucket of 8 r/s and burst 20 per key, so
-// about a tenth is rejected; it returns the body and the same arrivals
-// as algorithms.Simulate takes them.
-func benchSimulateBody(n int) ([]byte, algorithms.Simulation) {
+// about a tenth is rejected, that asks for every decision or (decisions
+// false) only the summary and the series; it returns the body and the
+// same simulation for algorithms.Simulate.
+func benchSimulateBody(n int, decisions bool) ([]byte, algorithms.Simulation) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var b bytes.Buffer
-	b.WriteString(`{"limiter": {"algorithm": "token_bucket", "rate": 8, "burst": 20}, "arrivals": [`)
+	fmt.Fprintf(&b, `{"limiter": {"algorithm": "token_bucket", "rate": 8, "burst": 20}, "decisions": %t, "arrivals": [`, decisions)
 	as := make([]algorithms.Arrival, n)
 	at := 0.0
 	for i := range as {
@@ -43,7 +44,7 @@ func benchSimulateBody(n int) ([]byte, algorithms.Simulation) {
 	}
 	b.WriteString(`]}`)
 	spec := algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 8, Burst: 20}
-	sim := algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: spec}}, Traffic: algorithms.Traffic{Arrivals: as}, Window: time.Minute, Decisions: true}
+	sim := algorithms.Simulation{Lanes: []algorithms.Lane{{Spec: spec}}, Traffic: algorithms.Traffic{Arrivals: as}, Window: time.Minute, Decisions: decisions}
 	return b.Bytes(), sim
 }
 
@@ -52,12 +53,12 @@ func benchSimulateBody(n int) ([]byte, algorithms.Simulation) {
 // arrivals through the whole server (api: every middleware, the decoder,
 // the run, the streamed answer of every decision, compressed as for a
 // browser that accepts gzip, br and zstd, written to a sink that counts the
-// bytes). ns/arrival and allocs/1000arrivals are per arrival of the
-// request (cpu-ns/arrival the process's CPU time, the collector's
-// included, which a loaded machine inflates far less than the wall time);
-// out-bytes is the compressed answer.
+// bytes), and the same two for "decisions": false (engine-summary,
+// api-summary: the answer is the summary and the series). ns/arrival and
+// allocs/1000arrivals are per arrival of the request (cpu-ns/arrival the
+// process's CPU time, the collector's included, which a loaded machine
+// inflates far less than the wall time); out-bytes is the answer as sent.
 func BenchmarkSimulateAPI(b *testing.B) {
-	body, sim := benchSimulateBody(benchArrivals)
 	perArrival := func(b *testing.B, run func()) {
 		b.ReportAllocs()
 		var before, after runtime.MemStats
@@ -75,29 +76,34 @@ func BenchmarkSimulateAPI(b *testing.B) {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n)/benchArrivals, "cpu-ns/arrival")
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n)/(benchArrivals/1000), "allocs/1000arrivals")
 	}
-	b.Run("engine", func(b *testing.B) {
-		perArrival(b, func() {
-			if _, err := algorithms.Simulate(sim); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
 	srv := newServer(config{})
-	for _, ae := range []struct{ name, accept, coding string }{{"api", "gzip, deflate, br, zstd", "gzip"}} {
-		b.Run(ae.name, func(b *testing.B) {
+	for _, tc := range []struct {
+		suffix    string
+		decisions bool
+		coding    string // the answer's Content-Encoding
+	}{{"", true, "gzip"}, {"-summary", false, "br"}} {
+		body, sim := benchSimulateBody(benchArrivals, tc.decisions)
+		b.Run("engine"+tc.suffix, func(b *testing.B) {
+			perArrival(b, func() {
+				if _, err := algorithms.Simulate(sim); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run("api"+tc.suffix, func(b *testing.B) {
 			w := &statusSink{header: http.Header{}}
 			perArrival(b, func() {
 				clear(w.header)
 				w.n, w.code = 0, 0
 				req := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", bytes.NewReader(body))
 				req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-				req.Header.Set(echo.HeaderAcceptEncoding, ae.accept)
+				req.Header.Set(echo.HeaderAcceptEncoding, "gzip, deflate, br, zstd")
 				srv.ServeHTTP(w, req)
 				if w.code != http.StatusOK {
 					b.Fatalf("status %d", w.code)
 				}
-				if ce := w.header.Get(echo.HeaderContentEncoding); ce != ae.coding {
-					b.Fatalf("Content-Encoding %q, want %q", ce, ae.coding)
+				if ce := w.header.Get(echo.HeaderContentEncoding); ce != tc.coding {
+					b.Fatalf("Content-Encoding %q, want %q", ce, tc.coding)
 				}
 			})
 			b.ReportMetric(float64(w.n), "out-bytes")

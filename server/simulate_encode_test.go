@@ -192,7 +192,7 @@ func TestParseNumberAsParseFloat(t *testing.T) {
 // decisions instead of writing them all to a connection nobody reads.
 func TestAnswerStopsWhenTheClientLeaves(t *testing.T) {
 	const n = 100_000
-	body, _ := benchSimulateBody(n)
+	body, _ := benchSimulateBody(n, true)
 	srv := newServer(config{})
 	answer := func(cancelAtFirstWrite bool) int {
 		ctx, cancel := context.WithCancel(context.Background())
