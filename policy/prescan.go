@@ -129,6 +129,7 @@ type scanner struct {
 	blocks [MaxDepth]level
 	n      int // blocks in use
 	flow   int // open [ and {
+	maps   int // open { alone, for the tokenizer's rules on ':'
 
 	tokens, keys, anchors int
 	last, lastStart       int // where the last token began, and its line
@@ -137,6 +138,7 @@ type scanner struct {
 	plain   bool // inside a plain scalar
 	clean   bool // the plain scalar began at the start of a node
 	name    byte // '&' or '*' when the next token is its name
+	colon   bool // the last token but plain scalars was a mapping's ':'
 	cont    int  // the indentation of the plain scalar's last line
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
@@ -154,11 +156,22 @@ func (s *scanner) fail(i int, msg, hint string) *Error {
 }
 
 func (s *scanner) token(i int) *Error {
-	s.last, s.lastStart = i, s.start
+	s.last, s.lastStart, s.colon = i, s.start, false
 	if s.tokens++; s.tokens > MaxTokens {
 		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
 	}
 	return nil
+}
+
+// mapValue reports whether a ':' followed by next (a space at the line's
+// end) is a mapping's ':' to the tokenizer: outside a flow mapping, when a
+// space follows; inside one, unless '/' follows (a URL's "://") or the
+// last token but a plain scalar was a ':' too. Elsewhere it is text.
+func (s *scanner) mapValue(next byte) bool {
+	if s.maps == 0 {
+		return space(next)
+	}
+	return next != '/' && !s.colon
 }
 
 func (s *scanner) deeper(i int) *Error {
@@ -322,9 +335,13 @@ func (s *scanner) scan(j, end int) *Error {
 			s.plain, s.name = false, 0
 			return s.token(j)
 		}
+		next := byte(' ')
+		if j+1 < end {
+			next = data[j+1]
+		}
 		if s.plain {
 			switch {
-			case c == ':' && (s.flow > 0 || j+1 == end || space(data[j+1])):
+			case c == ':' && s.mapValue(next):
 			case s.flow > 0 && flowIndicator(c):
 			default:
 				j++
@@ -336,10 +353,6 @@ func (s *scanner) scan(j, end int) *Error {
 		// valid YAML has none there, but the tokenizer reads them. Quotes
 		// and block scalars only start at the start of a node, so that
 		// no text is skipped that the tokenizer would read as syntax.
-		next := byte(' ')
-		if j+1 < end {
-			next = data[j+1]
-		}
 		name := s.name
 		s.name = 0
 		switch {
@@ -365,7 +378,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			j++
-		case c == ':' && name == 0 && (s.flow > 0 || space(next) || j+1 == end) && (s.node || s.after || s.flow > 0):
+		case c == ':' && name == 0 && s.mapValue(next) && (s.node || s.after || s.flow > 0):
 			prev, prevStart := s.last, s.lastStart
 			if err := s.token(j); err != nil {
 				return err
@@ -394,7 +407,7 @@ func (s *scanner) scan(j, end int) *Error {
 			if err != nil {
 				return err
 			}
-			s.node, s.after = true, false
+			s.node, s.after, s.colon = true, false, true
 			j++
 		case c == '[' || c == '{':
 			if err := s.token(j); err != nil {
@@ -405,6 +418,9 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.startNode(j)
 			s.flow++
+			if c == '{' {
+				s.maps++
+			}
 			s.node, s.after = true, false
 			j++
 		case c == ']' || c == '}': // even in a block, to the tokenizer
@@ -412,6 +428,9 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			s.flow = max(0, s.flow-1)
+			if c == '}' {
+				s.maps = max(0, s.maps-1)
+			}
 			s.node, s.after = false, true
 			j++
 		case c == ',' && s.flow > 0:
@@ -472,9 +491,11 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.node, s.after = name == '&', name == '*'
 		default: // a plain scalar
+			colon := s.colon // the tokenizer adds its token at its end
 			if err := s.token(j); err != nil {
 				return err
 			}
+			s.colon = colon
 			s.startNode(j)
 			s.plain, s.clean, s.node, s.after, s.cont = true, s.node, false, false, 0
 			j++

@@ -93,7 +93,15 @@ func TestPrescan(t *testing.T) {
 		{"marker ends quotes", "a: \"x\n---\n" + strings.Repeat("[", 40), "3:33", "nested 33 deep"},
 		{"marker ends a block scalar", "--- |\n" + strings.Repeat("[", 40) + "\n---\n" + strings.Repeat("[", 40), "4:33", "nested 33 deep"},
 		{"comment ends a plain scalar", "a: b\n# c\n  !t", "3:3", "tags are not supported"},
-		{"tag in flow after a colon", "{a: b:!c}", "1:7", "tags are not supported"},
+		{"tag in flow after a colon", "{a: b, c:!d}", "1:10", "tags are not supported"},
+		// The tokenizer's ':' is a mapping's only before a space outside a
+		// flow mapping, and inside one not after another ':' or before
+		// '/': elsewhere it is text, and a quote after it opens nothing.
+		{"second colon in a flow mapping is text", "{a: b:!c}", "", ""},
+		{"colon in a flow sequence", "[a:\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
+		{"colon after a colon", "{a::\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
+		{"colon after a key's colon", "{a: b:'\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
+		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
