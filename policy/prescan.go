@@ -128,8 +128,11 @@ type scanner struct {
 
 	blocks [MaxDepth]level
 	n      int // blocks in use
-	flow   int // open [ and {
-	maps   int // open { alone, for the tokenizer's rules on ':'
+	flow   int // open [ and {: the nesting of the tokens
+	// The tokenizer's own counts, which decide what ',', ':', ']' and '}'
+	// mean to it: '[' opened less ']' met (below 0 after a stray ']'),
+	// and '{' opened less '}' closed.
+	seqs, maps int
 
 	tokens, keys, anchors int
 	last, lastStart       int // where the last token began, and its line
@@ -172,6 +175,25 @@ func (s *scanner) mapValue(next byte) bool {
 		return space(next)
 	}
 	return next != '/' && !s.colon
+}
+
+// inFlow reports whether the tokenizer reads flow syntax (',', and a
+// flow indicator inside text it has begun).
+func (s *scanner) inFlow() bool { return s.seqs > 0 || s.maps > 0 }
+
+// ends reports whether the flow indicator c ends a plain scalar or a name
+// the tokenizer has begun: '[', '{' and ',' in a flow collection, ']' in
+// a flow sequence, '}' in a flow mapping; elsewhere it is their text.
+func (s *scanner) ends(c byte) bool {
+	switch c {
+	case '[', '{', ',':
+		return s.inFlow()
+	case ']':
+		return s.seqs > 0
+	case '}':
+		return s.maps > 0
+	}
+	return false
 }
 
 func (s *scanner) deeper(i int) *Error {
@@ -292,7 +314,7 @@ func (s *scanner) scanLine(i, end int) *Error {
 		}
 		s.inBlock = false
 	}
-	if s.quote != 0 || s.flow > 0 {
+	if s.quote != 0 || s.flow > 0 || s.inFlow() {
 		return s.scan(i, end)
 	}
 	if blank {
@@ -342,7 +364,7 @@ func (s *scanner) scan(j, end int) *Error {
 		if s.plain {
 			switch {
 			case c == ':' && s.mapValue(next):
-			case s.flow > 0 && flowIndicator(c):
+			case s.ends(c):
 			default:
 				j++
 				continue
@@ -420,20 +442,24 @@ func (s *scanner) scan(j, end int) *Error {
 			s.flow++
 			if c == '{' {
 				s.maps++
+			} else {
+				s.seqs++
 			}
 			s.node, s.after = true, false
 			j++
-		case c == ']' || c == '}': // even in a block, to the tokenizer
+		case c == ']' || c == '}' && s.maps > 0: // ']' even in a block, to the tokenizer
 			if err := s.token(j); err != nil {
 				return err
 			}
 			s.flow = max(0, s.flow-1)
 			if c == '}' {
-				s.maps = max(0, s.maps-1)
+				s.maps--
+			} else {
+				s.seqs--
 			}
 			s.node, s.after = false, true
 			j++
-		case c == ',' && s.flow > 0:
+		case c == ',' && s.inFlow():
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -486,7 +512,7 @@ func (s *scanner) scan(j, end int) *Error {
 			if err := s.token(j); err != nil {
 				return err
 			}
-			for j < end && !space(data[j]) && !(s.flow > 0 && flowIndicator(data[j])) {
+			for j < end && !space(data[j]) && !s.ends(data[j]) {
 				j++
 			}
 			s.node, s.after = name == '&', name == '*'

@@ -156,6 +156,9 @@ func TestPrescanBombs(t *testing.T) {
 		// '#' right after '&' is a comment to the tokenizer, so the '"'
 		// after it opens no quote over the lines below.
 		{"comment after '&'", append([]byte("- &#a \"\n"), fill(strings.Repeat("[", 1000)+"\n", MaxSize-8)...), "nested 33 deep"},
+		// ']' closes no '{' for the tokenizer, so every ',' after it
+		// is a token.
+		{"']' in a flow mapping", append([]byte("{]"), fill(strings.Repeat("0,", 500)+"\n", MaxSize-2)...), "tokens"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
