@@ -386,7 +386,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			j++
-		case c == '?' && space(next) && (s.node || s.after):
+		case c == '?' && j+1 < end && space(next) && (s.node || s.after): // not at a line's end, to the tokenizer
 			if err := s.token(j); err != nil {
 				return err
 			}

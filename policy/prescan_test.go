@@ -101,6 +101,10 @@ func TestPrescan(t *testing.T) {
 		{"colon in a flow sequence", "[a:\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 		{"colon after a colon", "{a::\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 		{"colon after a key's colon", "{a: b:'\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
+		// '?' ends no key at a line's end: it is text, which the next
+		// line continues.
+		{"question mark at a line's end", "a: ?\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"question mark in flow at a line's end", "[?\n\"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
