@@ -36,18 +36,21 @@ const (
 // one of them something the policy does not know.
 
 // prescan checks data against MaxSize, MaxDepth, MaxLines, MaxLineLength,
-// MaxTokens, MaxKeys, MaxMappingKeys and MaxAnchors, and refuses tags and
-// directives, in one linear pass that allocates nothing unless it refuses.
-// It refuses a document only when one of those is broken, and then at the
+// MaxTokens, MaxKeys, MaxMappingKeys and MaxAnchors, and refuses tags,
+// directives and a block scalar's line under the indentation its header's
+// digit fixes (invalid YAML, which the tokenizer reads by rules of its
+// own), in one linear pass that allocates nothing unless it refuses. It
+// refuses a document only when one of those is broken, and then at the
 // first byte that breaks it.
 //
 // It follows YAML far enough to know what is text: quoted scalars ("{",
 // '[' and "\"" are not nesting; a doubled quote is one quote in single
 // quotes), comments, block scalars (| and >, whose content lines are
-// text) and multi-line plain scalars. Nesting is flow collections ([ and {) plus block
-// collections, told apart by the column of their "-" entries and keys; a
-// document the parser would read less deeply nested may be counted deeper,
-// never the other way. Whatever it does not follow — invalid YAML the
+// text) and multi-line plain scalars, where the tokenizer does: a ':', a
+// '?' or a flow indicator is syntax or text by its rules. Nesting is flow
+// collections ([ and {) plus block collections, told apart by the column
+// of their "-" entries and keys; a document the parser would read less
+// deeply nested may be counted deeper, never the other way. Whatever it does not follow — invalid YAML the
 // parser refuses anyway — is counted as structure, never skipped as text.
 func prescan(data []byte) *Error {
 	s := scanner{data: data}
@@ -152,6 +155,7 @@ type scanner struct {
 	// once the first one has fixed it (-1 until then), at least indent.
 	inBlock     bool
 	min, indent int
+	fixed       bool // indent was given by the header
 }
 
 func (s *scanner) fail(i int, msg, hint string) *Error {
@@ -311,6 +315,11 @@ func (s *scanner) scanLine(i, end int) *Error {
 			return nil
 		case s.indent >= 0 && indent >= s.indent:
 			return nil
+		case s.fixed && indent > s.min:
+			// Under the indentation the header fixed, where the
+			// tokenizer reads the line as an invalid token or as
+			// syntax, by rules of its own.
+			return s.fail(i+indent, fmt.Sprintf("the line is indented %d; its block scalar's indentation digit wants at least %d", indent, s.indent), "indent the text as the header says, or leave the digit out of the header")
 		}
 		s.inBlock = false
 	}
@@ -378,7 +387,7 @@ func (s *scanner) scan(j, end int) *Error {
 		name := s.name
 		s.name = 0
 		switch {
-		case c == '-' && space(next) && (s.node || s.after) && s.flow == 0:
+		case c == '-' && (space(next) || next == 0) && (s.node || s.after) && s.flow == 0: // a NUL ends a line, to the tokenizer
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -499,6 +508,16 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			s.inBlock, s.min, s.indent = true, s.topCol(), -1
+			if d := indentIndicator(data[j+1 : end]); d > 0 {
+				s.fixed = true
+				// The tokenizer's content is indented d past the key or
+				// entry the scalar belongs to (the innermost collection's
+				// column, the first at the top), not as its first line
+				// is: a line less indented is syntax.
+				s.indent = max(s.topCol(), 0) + d
+			} else {
+				s.fixed = false
+			}
 			s.openKey = false
 			return s.token(j) // the content
 		case (c == '"' || c == '\'') && s.node:
@@ -567,6 +586,17 @@ func (s *scanner) scanQuote(j, end int) int {
 // blockHeader reports whether rest, what follows | or >, is a valid block
 // scalar header: at most one indentation digit (1-9) and one chomping
 // indicator (+ or -), then nothing or a comment.
+// indentIndicator is the indentation digit of a valid block scalar
+// header's rest (what follows | or >), or 0.
+func indentIndicator(rest []byte) int {
+	for i := 0; i < len(rest) && i < 2; i++ {
+		if c := rest[i]; c >= '1' && c <= '9' {
+			return int(c - '0')
+		}
+	}
+	return 0
+}
+
 func blockHeader(rest []byte) bool {
 	digit, chomp := false, false
 	i := 0

@@ -105,6 +105,11 @@ func TestPrescan(t *testing.T) {
 		// line continues.
 		{"question mark at a line's end", "a: ?\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
 		{"question mark in flow at a line's end", "[?\n\"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		// A header's indentation digit fixes the content's indentation
+		// past the key or entry; a line under it is not text.
+		{"content at the header's indentation", "a: |2\n  " + strings.Repeat("[", 40), "", ""},
+		{"content under the header's indentation", "a: |9\n  " + strings.Repeat("[", 40), "2:3", "indentation digit wants at least 9"},
+		{"content under a nested header's indentation", "a:\n  b: >2\n   " + strings.Repeat("[", 40), "3:4", "indentation digit wants at least 4"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
