@@ -91,6 +91,16 @@ var attacks = []attack{
 					&repeat{unit: "{", n: 1 << 20})
 			})
 		}},
+	{"lint-disguised-bomb", "YAML the pre-scan misread as text ('{]' then ',0' lines; '[a:\"' then '[' lines) reached the tokenizer: 111 MB and 78 MB for 256 KiB; 40 lints of each at once",
+		func(ctx context.Context, a *attacker) {
+			parallel(80, func(i int) {
+				body := &repeat{prefix: "{]", unit: strings.Repeat(",0", 500) + "\n", n: 250}
+				if i%2 == 1 {
+					body = &repeat{prefix: "[a:\"\n", unit: strings.Repeat("[", 1000) + "\n", n: 250}
+				}
+				send(ctx, a.client, a.t, a.ip(i), http.MethodPost, a.base+"/api/v1/policy/lint", "application/yaml", body)
+			})
+		}},
 	{"import-yaml-bomb", "12 imports of 1 MiB of '{' at once killed the server; /import was not rate limited",
 		func(ctx context.Context, a *attacker) {
 			parallel(12, func(i int) {
