@@ -142,10 +142,15 @@ type scanner struct {
 
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
-	clean   bool // the plain scalar began at the start of a node
+	plainAt int  // the column (from 1) the plain scalar began at
+	quoted  bool // the last token was a quoted scalar
+	// delim is the tokenizer's last delimiter column (from 1): the key's
+	// of a mapping's ':', a '-' entry's or a '?' key's, a block scalar
+	// text's less 1. A plain scalar continues on a line that starts
+	// past it.
+	delim   int
 	name    byte // '&' or '*' when the next token is its name
 	colon   bool // the last token but plain scalars was a mapping's ':'
-	cont    int  // the indentation of the plain scalar's last line
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
 	openKey bool // the last block key has no value on its line yet
@@ -163,7 +168,7 @@ func (s *scanner) fail(i int, msg, hint string) *Error {
 }
 
 func (s *scanner) token(i int) *Error {
-	s.last, s.lastStart, s.colon = i, s.start, false
+	s.last, s.lastStart, s.colon, s.quoted = i, s.start, false, false
 	if s.tokens++; s.tokens > MaxTokens {
 		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
 	}
@@ -310,10 +315,11 @@ func (s *scanner) scanLine(i, end int) *Error {
 		switch {
 		case blank:
 			return nil
-		case s.indent < 0 && indent > s.min:
-			s.indent = indent
+		case s.indent < 0 && indent > s.min && indent >= s.delim: // past the delimiter, to the tokenizer
+			s.indent, s.delim = indent, indent // the tokenizer's delimiter: the text's column less 1
 			return nil
 		case s.indent >= 0 && indent >= s.indent:
+			s.delim = s.indent
 			return nil
 		case s.fixed && indent > s.min:
 			// Under the indentation the header fixed, where the
@@ -333,12 +339,16 @@ func (s *scanner) scanLine(i, end int) *Error {
 	for j < end && space(s.data[j]) {
 		j++
 	}
-	// The next line of a plain scalar: one more indented than the block
-	// collection it is in, and of a scalar that began where a node
-	// begins, as the tokenizer reads it.
-	// The tokenizer ends it at a line less indented than the one before.
-	if s.plain && s.clean && indent > s.topCol() && indent >= s.cont && s.data[j] != '#' {
-		s.cont = indent
+	// The next line of a plain scalar, as the tokenizer reads it: one
+	// that starts past its last delimiter's column and is no comment.
+	if col := column(s.data, s.start, j); s.plain && col > s.delim && s.data[j] != '#' {
+		if s.data[j] == '-' && s.delim > 0 {
+			// A '-' there makes the rest "raw folded" text to the
+			// tokenizer: every line from its column on, ':' and '#'
+			// included, as in a block scalar.
+			s.plain, s.inBlock, s.indent, s.fixed, s.delim = false, true, col-1, false, col-1
+			return nil
+		}
 		return s.scan(j, end)
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
@@ -370,9 +380,11 @@ func (s *scanner) scan(j, end int) *Error {
 		if j+1 < end {
 			next = data[j+1]
 		}
+		plainKey := 0 // the column of a plain key a ':' ends
 		if s.plain {
 			switch {
 			case c == ':' && s.mapValue(next):
+				plainKey = s.plainAt
 			case s.ends(c):
 			default:
 				j++
@@ -391,6 +403,7 @@ func (s *scanner) scan(j, end int) *Error {
 			if err := s.token(j); err != nil {
 				return err
 			}
+			s.delim = column(data, s.start, j)
 			if err := s.block(j, column(data, s.start, j)-1, true); err != nil {
 				return err
 			}
@@ -399,6 +412,7 @@ func (s *scanner) scan(j, end int) *Error {
 			if err := s.token(j); err != nil {
 				return err
 			}
+			s.delim = column(data, s.start, j)
 			var err *Error
 			if s.flow == 0 {
 				err = s.block(j, column(data, s.start, j)-1, false)
@@ -411,6 +425,12 @@ func (s *scanner) scan(j, end int) *Error {
 			j++
 		case c == ':' && name == 0 && s.mapValue(next) && (s.node || s.after || s.flow > 0):
 			prev, prevStart := s.last, s.lastStart
+			switch {
+			case plainKey > 0:
+				s.delim = plainKey
+			case s.quoted:
+				s.delim = column(data, prevStart, prev)
+			}
 			if err := s.token(j); err != nil {
 				return err
 			}
@@ -507,16 +527,16 @@ func (s *scanner) scan(j, end int) *Error {
 			if err := s.token(j); err != nil {
 				return err
 			}
-			s.inBlock, s.min, s.indent = true, s.topCol(), -1
+			s.inBlock, s.min, s.indent, s.fixed = true, s.topCol(), -1, false
+			if column(data, s.start, j) == 1 {
+				s.delim = 1
+			}
 			if d := indentIndicator(data[j+1 : end]); d > 0 {
-				s.fixed = true
-				// The tokenizer's content is indented d past the key or
-				// entry the scalar belongs to (the innermost collection's
-				// column, the first at the top), not as its first line
-				// is: a line less indented is syntax.
-				s.indent = max(s.topCol(), 0) + d
-			} else {
-				s.fixed = false
+				// The tokenizer's text is indented d past its last
+				// delimiter (the key or entry the scalar belongs to), not
+				// as its first line is: a line less indented is syntax.
+				// (Past the innermost collection too, to be sure.)
+				s.indent, s.fixed = max(s.delim-1, s.topCol(), 0)+d, true
 			}
 			s.openKey = false
 			return s.token(j) // the content
@@ -525,7 +545,7 @@ func (s *scanner) scan(j, end int) *Error {
 				return err
 			}
 			s.startNode(j)
-			s.quote = c
+			s.quote, s.quoted = c, true
 			j++
 		case name != 0: // an anchor's or alias's name
 			if err := s.token(j); err != nil {
@@ -542,7 +562,7 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.colon = colon
 			s.startNode(j)
-			s.plain, s.clean, s.node, s.after, s.cont = true, s.node, false, false, 0
+			s.plain, s.plainAt, s.node, s.after = true, column(data, s.start, j), false, false
 			j++
 		}
 	}

@@ -110,6 +110,19 @@ func TestPrescan(t *testing.T) {
 		{"content at the header's indentation", "a: |2\n  " + strings.Repeat("[", 40), "", ""},
 		{"content under the header's indentation", "a: |9\n  " + strings.Repeat("[", 40), "2:3", "indentation digit wants at least 9"},
 		{"content under a nested header's indentation", "a:\n  b: >2\n   " + strings.Repeat("[", 40), "3:4", "indentation digit wants at least 4"},
+		// A plain scalar goes on, to the tokenizer, on a line that starts
+		// past its last delimiter (the key's column, a '-' entry's),
+		// whatever came before it on its line and however indented the
+		// line before; a quote there is text.
+		{"plain after a quoted scalar", "a: \"x\" y\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"plain after an alias", "a: *x y\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"plain after a flow sequence", "a: [x] y\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"plain less indented than its last line", "a: b\n    c\n  \"\n" + strings.Repeat("[", 40), "4:32", "nested 33 deep"},
+		{"plain ended by a flow mapping's key", "{a: b} x\n  \"\n" + strings.Repeat("[", 40), "3:33", "nested 33 deep"},
+		// A continuation line that starts with '-' makes the rest raw
+		// text to the tokenizer, ':' and '#' included, from its column.
+		{"raw folded text", "- 0\n    -0\n    a: \"\n" + strings.Repeat("[", 40), "4:32", "nested 33 deep"},
+		{"raw folded comment", "- 0\n    -0\n    # x\n    \"\n" + strings.Repeat("[", 40), "5:32", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
