@@ -142,7 +142,8 @@ type scanner struct {
 
 	quote   byte // '"' or '\'' inside a quoted scalar, else 0
 	plain   bool // inside a plain scalar
-	plainAt int  // the column (from 1) the plain scalar began at
+	plainAt int  // the column (from 1) the tokenizer places the plain scalar at
+	plainNL bool // … once past its first line
 	quoted  bool // the last token was a quoted scalar
 	// delim is the tokenizer's last delimiter column (from 1): the key's
 	// of a mapping's ':', a '-' entry's or a '?' key's, a block scalar
@@ -287,6 +288,21 @@ func marker(line []byte) bool {
 
 // scanLine scans the line data[i:end].
 func (s *scanner) scanLine(i, end int) *Error {
+	if s.plain && !s.plainNL {
+		// The tokenizer places a plain scalar that goes on past its
+		// first line at its start plus the spaces ending that line.
+		s.plainNL = true
+		k := i - 1
+		if k >= 0 && s.data[k] == '\n' {
+			k--
+		}
+		if k >= 0 && s.data[k] == '\r' {
+			k--
+		}
+		for ; k >= 0 && space(s.data[k]); k-- {
+			s.plainAt++
+		}
+	}
 	line := s.data[i:end]
 	indent := 0
 	for indent < len(line) && line[indent] == ' ' {
@@ -441,6 +457,8 @@ func (s *scanner) scan(j, end int) *Error {
 				// starting a line), as checkDepth places it.
 				col := column(data, s.start, j) - 1
 				switch {
+				case plainKey > 0: // where the tokenizer places it
+					col = plainKey - 1
 				case s.nodeAt >= s.start:
 					col = column(data, s.start, s.nodeAt) - 1
 				case s.tokens > 1:
@@ -562,7 +580,7 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.colon = colon
 			s.startNode(j)
-			s.plain, s.plainAt, s.node, s.after = true, column(data, s.start, j), false, false
+			s.plain, s.plainAt, s.plainNL, s.node, s.after = true, column(data, s.start, j), false, false, false
 			j++
 		}
 	}
