@@ -149,8 +149,12 @@ type scanner struct {
 	// of a mapping's ':', a '-' entry's or a '?' key's, a block scalar
 	// text's less 1. A plain scalar continues on a line that starts
 	// past it.
-	delim   int
-	name    byte // '&' or '*' when the next token is its name
+	delim int
+	name  byte // '&' or '*' when the next token is its name
+	// naming: since an & or *, until a space in a line: the tokenizer
+	// then reads no ':' as a mapping's, and ends at that space, or at
+	// the line's end, the text it has begun.
+	naming  bool
 	colon   bool // the last token but plain scalars was a mapping's ':'
 	node    bool // at the start of a node, where indicators mean something
 	after   bool // just after a quoted scalar, alias or flow collection
@@ -181,6 +185,9 @@ func (s *scanner) token(i int) *Error {
 // space follows; inside one, unless '/' follows (a URL's "://") or the
 // last token but a plain scalar was a ':' too. Elsewhere it is text.
 func (s *scanner) mapValue(next byte) bool {
+	if s.naming {
+		return false
+	}
 	if s.maps == 0 {
 		return space(next)
 	}
@@ -288,6 +295,9 @@ func marker(line []byte) bool {
 
 // scanLine scans the line data[i:end].
 func (s *scanner) scanLine(i, end int) *Error {
+	if s.plain && s.naming {
+		s.plain, s.node = false, true // ended with the last line
+	}
 	if s.plain && !s.plainNL {
 		// The tokenizer places a plain scalar that goes on past its
 		// first line at its start plus the spaces ending that line.
@@ -382,6 +392,12 @@ func (s *scanner) scan(j, end int) *Error {
 			continue
 		}
 		if space(c) {
+			if c == ' ' && s.naming {
+				s.naming = false
+				if s.plain {
+					s.plain, s.node = false, true
+				}
+			}
 			j++
 			continue
 		}
@@ -525,7 +541,7 @@ func (s *scanner) scan(j, end int) *Error {
 			// The name is the next token: indicators there are read as
 			// such, as by the tokenizer, but for ':', which it reads as
 			// the name's first byte (the ':' case waits for the name).
-			s.node, s.after, s.name = true, false, c
+			s.node, s.after, s.name, s.naming = true, false, c, true
 			j++
 		case (c == '@' || c == '`') && (s.node || s.after):
 			return s.fail(j, fmt.Sprintf("%q is reserved in YAML", c), "quote the value")

@@ -181,6 +181,9 @@ func TestPrescanBombs(t *testing.T) {
 		// ']' closes no '{' for the tokenizer, so every ',' after it
 		// is a token.
 		{"']' in a flow mapping", append([]byte("{]"), fill(strings.Repeat("0,", 500)+"\n", MaxSize-2)...), "tokens"},
+		// After '&' the tokenizer ends, at the line's first space, the
+		// text it has begun, even when the name ended earlier.
+		{"text ended by an anchor's space", append([]byte("[&a,b "), fill("%", 60_000)...), "directives"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
