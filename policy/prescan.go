@@ -554,7 +554,7 @@ func (s *scanner) scan(j, end int) *Error {
 				k++
 			}
 			return s.fail(j, fmt.Sprintf("tag %s: tags are not supported", clip(string(data[j:k]))), "leave the tag out; quote a value to make it a string")
-		case (c == '|' || c == '>') && s.node && s.flow == 0:
+		case (c == '|' || c == '>') && (s.node || s.after): // in flow too, to the tokenizer
 			if !blockHeader(data[j+1 : end]) {
 				return s.fail(j, fmt.Sprintf("%s: invalid block scalar header", clip(string(data[j:end]))), "write | or > alone, or with an indentation digit and + or -")
 			}
@@ -574,7 +574,7 @@ func (s *scanner) scan(j, end int) *Error {
 			}
 			s.openKey = false
 			return s.token(j) // the content
-		case (c == '"' || c == '\'') && s.node:
+		case (c == '"' || c == '\'') && (s.node || s.after): // wherever the tokenizer has no text begun
 			if err := s.token(j); err != nil {
 				return err
 			}

@@ -123,6 +123,10 @@ func TestPrescan(t *testing.T) {
 		// text to the tokenizer, ':' and '#' included, from its column.
 		{"raw folded text", "- 0\n    -0\n    a: \"\n" + strings.Repeat("[", 40), "4:32", "nested 33 deep"},
 		{"raw folded comment", "- 0\n    -0\n    # x\n    \"\n" + strings.Repeat("[", 40), "5:32", "nested 33 deep"},
+		// A block scalar's header counts after a quoted scalar and in a
+		// flow collection too: its text is not syntax.
+		{"block scalar after a quoted scalar", "a: \"a\" |\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		{"block scalar in flow", "[ |\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
@@ -184,6 +188,9 @@ func TestPrescanBombs(t *testing.T) {
 		// After '&' the tokenizer ends, at the line's first space, the
 		// text it has begun, even when the name ended earlier.
 		{"text ended by an anchor's space", append([]byte("[&a,b "), fill("%", 60_000)...), "directives"},
+		// A quote opens wherever the tokenizer has no text begun, right
+		// after another quoted scalar too: each "" is a token.
+		{"quotes after quotes", append([]byte("a: "), fill(`""`, MaxSize-3)...), "tokens"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
