@@ -355,6 +355,16 @@ func (s *scanner) scanLine(i, end int) *Error {
 		}
 		s.inBlock = false
 	}
+	if s.quote != 0 {
+		for k := i; k < end && space(s.data[k]); k++ {
+			if s.data[k] == '\t' && column(s.data, s.start, k) <= s.delim {
+				// A tab there ends the quoted scalar, to the tokenizer
+				// (an error), which reads on from the tab.
+				s.quote, s.node, s.after = 0, true, false
+				return s.scan(k, end)
+			}
+		}
+	}
 	if s.quote != 0 || s.flow > 0 || s.inFlow() {
 		return s.scan(i, end)
 	}

@@ -127,6 +127,9 @@ func TestPrescan(t *testing.T) {
 		// flow collection too: its text is not syntax.
 		{"block scalar after a quoted scalar", "a: \"a\" |\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
 		{"block scalar in flow", "[ |\n  \"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		// A tab in a quoted scalar's indentation, at or before the last
+		// delimiter's column, ends it to the tokenizer (an error).
+		{"tab in a quote's indentation", "a:\n\"x\n\t" + strings.Repeat("[", 40), "3:33", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
