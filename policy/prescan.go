@@ -365,7 +365,20 @@ func (s *scanner) scanLine(i, end int) *Error {
 			}
 		}
 	}
-	if s.quote != 0 || s.flow > 0 || s.inFlow() {
+	if s.quote != 0 {
+		return s.scan(i, end)
+	}
+	if s.flow > 0 || s.inFlow() {
+		k := i
+		for k < end && space(s.data[k]) {
+			k++
+		}
+		if s.plain && s.delim > 0 && k < end && column(s.data, s.start, k) <= s.delim {
+			// A line that starts at or before the last delimiter's
+			// column ends the plain scalar, to the tokenizer, in flow
+			// too.
+			s.plain, s.colon, s.node, s.after = false, false, true, false
+		}
 		return s.scan(i, end)
 	}
 	if blank {
