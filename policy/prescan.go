@@ -454,14 +454,17 @@ func (s *scanner) scan(j, end int) *Error {
 		name := s.name
 		s.name = 0
 		switch {
-		case c == '-' && (space(next) || next == 0) && (s.node || s.after) && s.flow == 0: // a NUL ends a line, to the tokenizer
+		case c == '-' && (space(next) || next == 0) && (s.node || s.after): // a NUL ends a line, and flow has entries too, to the tokenizer
 			if err := s.token(j); err != nil {
 				return err
 			}
 			s.delim = column(data, s.start, j)
-			if err := s.block(j, column(data, s.start, j)-1, true); err != nil {
-				return err
+			if s.flow == 0 {
+				if err := s.block(j, column(data, s.start, j)-1, true); err != nil {
+					return err
+				}
 			}
+			s.node, s.after = true, false
 			j++
 		case c == '?' && j+1 < end && space(next) && (s.node || s.after): // not at a line's end, to the tokenizer
 			if err := s.token(j); err != nil {

@@ -194,6 +194,9 @@ func TestPrescanBombs(t *testing.T) {
 		// A quote opens wherever the tokenizer has no text begun, right
 		// after another quoted scalar too: each "" is a token.
 		{"quotes after quotes", append([]byte("a: "), fill(`""`, MaxSize-3)...), "tokens"},
+		// '- ' is an entry in flow too, to the tokenizer: what follows
+		// it starts a node.
+		{"entry in flow", append([]byte("[- "), fill("%0 ", 60_000)...), "directives"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
