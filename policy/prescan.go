@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 )
 
 // Limits the pre-scan checks in one pass over the bytes, before the YAML
@@ -411,7 +412,10 @@ func (s *scanner) scan(j, end int) *Error {
 	for j < end {
 		c := data[j]
 		if s.quote != 0 {
-			j = s.scanQuote(j, end)
+			var err *Error
+			if j, err = s.scanQuote(j, end); err != nil {
+				return err
+			}
 			continue
 		}
 		if space(c) {
@@ -642,13 +646,31 @@ func (s *scanner) startNode(j int) {
 
 // scanQuote reads quoted text from j to its closing quote or the end of the
 // line, and returns where it stopped.
-func (s *scanner) scanQuote(j, end int) int {
+func (s *scanner) scanQuote(j, end int) (int, *Error) {
 	data := s.data
 	for ; j < end; j++ {
 		switch data[j] {
 		case '\\':
-			if s.quote == '"' {
-				j++ // the escaped byte; a line break is handled by the caller
+			if s.quote != '"' || j+1 == end {
+				continue // a line break is handled by the caller
+			}
+			switch e := data[j+1]; e {
+			case '0', 'a', 'b', 't', 'n', 'v', 'f', 'r', 'e', ' ', '"', '/', '\\', 'N', '_', 'L', 'P', '\t':
+				j++
+			case 'x', 'u', 'U':
+				// The tokenizer skips the digits whatever they are, or
+				// fails near the end: only hex digits on the line pass.
+				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+				if j+2+n >= len(data) || j+2+n > end || !hexDigits(data[j+2:j+2+n]) || e == 'u' && surrogate(data, j, end) {
+					return j, s.fail(j, "invalid escape in a double-quoted string", `\x takes 2 hex digits, \u 4 (a surrogate pair two \u), \U 8`)
+				}
+				j += 1 + n
+			default:
+				// An unknown escape ends the quoted scalar, to the
+				// tokenizer (an error), which reads on from the escaped
+				// character.
+				s.quote, s.node, s.after = 0, true, false
+				return j + 1, nil
 			}
 		case s.quote:
 			if s.quote == '\'' && j+1 < end && data[j+1] == '\'' {
@@ -657,10 +679,37 @@ func (s *scanner) scanQuote(j, end int) int {
 			}
 			s.quote = 0
 			s.node, s.after = false, true
-			return j + 1
+			return j + 1, nil
 		}
 	}
-	return end
+	return end, nil
+}
+
+func hexDigits(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// surrogate reports whether the \u escape at j is a UTF-16 surrogate
+// the tokenizer refuses: a low one, or a high one not followed by a \u
+// low one.
+func surrogate(data []byte, j, end int) bool {
+	v, _ := strconv.ParseUint(string(data[j+2:j+6]), 16, 32)
+	switch {
+	case v >= 0xDC00 && v <= 0xDFFF:
+		return false // taken as it is
+	case v < 0xD800 || v > 0xDBFF:
+		return false
+	}
+	if j+12 > end || j+12 >= len(data) || data[j+6] != '\\' || data[j+7] != 'u' || !hexDigits(data[j+8:j+12]) {
+		return true
+	}
+	low, _ := strconv.ParseUint(string(data[j+8:j+12]), 16, 32)
+	return low < 0xDC00 || low > 0xDFFF
 }
 
 // blockHeader reports whether rest, what follows | or >, is a valid block

@@ -130,6 +130,13 @@ func TestPrescan(t *testing.T) {
 		// A tab in a quoted scalar's indentation, at or before the last
 		// delimiter's column, ends it to the tokenizer (an error).
 		{"tab in a quote's indentation", "a:\n\"x\n\t" + strings.Repeat("[", 40), "3:33", "nested 33 deep"},
+		// An unknown escape ends a double-quoted scalar, to the tokenizer
+		// (an error); \x, \u and \U take hex digits, whatever follows.
+		{"unknown escape", "a: \"\\q\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
+		{"escape of a quote", "a: \"\\\"\" b", "", ""},
+		{"hex escapes", "a: \"\\x41\\u00e9\\U0001F600\\uD83D\\uDE00\"", "", ""},
+		{"short hex escape", "a: \"\\x4\"\n" + strings.Repeat("[", 40), "1:5", "invalid escape"},
+		{"lone high surrogate", "a: \"\\uD83D\"", "1:5", "invalid escape"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
