@@ -285,13 +285,17 @@ func flowIndicator(b byte) bool {
 	return b == ',' || b == '[' || b == ']' || b == '{' || b == '}'
 }
 
-// marker reports whether the line is a document marker, "---" or "...",
-// alone or followed by a space.
-func marker(line []byte) bool {
-	if len(line) < 3 || !(bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("..."))) {
-		return false
+// marker reports whether the line starts with a document marker, as the
+// tokenizer reads one: "---" alone or before a space; "..." so too in a
+// quoted scalar, elsewhere before anything but a fourth dot.
+func marker(line []byte, quoted bool) bool {
+	switch {
+	case bytes.HasPrefix(line, []byte("...")):
+		return len(line) == 3 || space(line[3]) || !quoted && line[3] != '.'
+	case bytes.HasPrefix(line, []byte("---")):
+		return len(line) == 3 || space(line[3])
 	}
-	return len(line) == 3 || space(line[3])
+	return false
 }
 
 // scanLine scans the line data[i:end].
@@ -326,7 +330,7 @@ func (s *scanner) scanLine(i, end int) *Error {
 			break
 		}
 	}
-	if marker(line) {
+	if marker(line, s.quote != 0) {
 		// A document marker ends every scalar, and the block collections.
 		s.inBlock, s.quote, s.plain, s.after, s.openKey = false, 0, false, false, false
 		if s.flow == 0 {

@@ -137,6 +137,10 @@ func TestPrescan(t *testing.T) {
 		{"hex escapes", "a: \"\\x41\\u00e9\\U0001F600\\uD83D\\uDE00\"", "", ""},
 		{"short hex escape", "a: \"\\x4\"\n" + strings.Repeat("[", 40), "1:5", "invalid escape"},
 		{"lone high surrogate", "a: \"\\uD83D\"", "1:5", "invalid escape"},
+		// "..." ends a document before anything but a dot, to the
+		// tokenizer; in a quoted scalar only before a space.
+		{"document end before text", "a: b\n..." + strings.Repeat("[", 40), "2:36", "nested 33 deep"},
+		{"dots in a quoted scalar", "a: \"x\n...y\"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
