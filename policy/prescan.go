@@ -432,9 +432,9 @@ func (s *scanner) scan(j, end int) *Error {
 			j++
 			continue
 		}
-		// A comment starts after a space, or right after & or *, where
-		// the tokenizer takes a '#' for a comment, not the name's.
-		comment := c == '#' && (j == s.start || space(data[j-1]) || s.name != 0)
+		// A comment starts after a space, or wherever the tokenizer has
+		// no text begun (right after an indicator, & or * included).
+		comment := c == '#' && (!s.plain || j == s.start || space(data[j-1]))
 		if comment {
 			s.plain, s.name = false, 0
 			return s.token(j)

@@ -141,6 +141,9 @@ func TestPrescan(t *testing.T) {
 		// tokenizer; in a quoted scalar only before a space.
 		{"document end before text", "a: b\n..." + strings.Repeat("[", 40), "2:36", "nested 33 deep"},
 		{"dots in a quoted scalar", "a: \"x\n...y\"\n" + strings.Repeat("[", 40), "3:32", "nested 33 deep"},
+		// '#' where the tokenizer has no text begun is a comment, right
+		// after '[' too.
+		{"comment right after a flow indicator", "&[# \"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 		{"colon before a slash", "{a:/\"\n" + strings.Repeat("[", 40), "2:32", "nested 33 deep"},
 	}
 	for _, tt := range tests {
