@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 )
 
 // Limits the pre-scan checks in one pass over the bytes, before the YAML
@@ -323,13 +322,11 @@ func (s *scanner) scanLine(i, end int) *Error {
 	for indent < len(line) && line[indent] == ' ' {
 		indent++
 	}
-	blank := true
-	for _, b := range line {
-		if !space(b) {
-			blank = false
-			break
-		}
+	first := i + indent // the line's first byte but spaces and tabs
+	for first < end && space(s.data[first]) {
+		first++
 	}
+	blank := first == end
 	if marker(line, s.quote != 0) {
 		// A document marker ends every scalar, and the block collections.
 		s.inBlock, s.quote, s.plain, s.after, s.openKey = false, 0, false, false, false
@@ -361,7 +358,7 @@ func (s *scanner) scanLine(i, end int) *Error {
 		s.inBlock = false
 	}
 	if s.quote != 0 {
-		for k := i; k < end && space(s.data[k]); k++ {
+		for k := i; k < first; k++ {
 			if s.data[k] == '\t' && column(s.data, s.start, k) <= s.delim {
 				// A tab there ends the quoted scalar, to the tokenizer
 				// (an error), which reads on from the tab.
@@ -369,16 +366,11 @@ func (s *scanner) scanLine(i, end int) *Error {
 				return s.scan(k, end)
 			}
 		}
-	}
-	if s.quote != 0 {
 		return s.scan(i, end)
 	}
+	col := column(s.data, s.start, first)
 	if s.flow > 0 || s.inFlow() {
-		k := i
-		for k < end && space(s.data[k]) {
-			k++
-		}
-		if s.plain && s.delim > 0 && k < end && column(s.data, s.start, k) <= s.delim {
+		if s.plain && s.delim > 0 && !blank && col <= s.delim {
 			// A line that starts at or before the last delimiter's
 			// column ends the plain scalar, to the tokenizer, in flow
 			// too.
@@ -389,24 +381,20 @@ func (s *scanner) scanLine(i, end int) *Error {
 	if blank {
 		return nil // a blank line continues a plain scalar, or changes nothing
 	}
-	j := i + indent
-	for j < end && space(s.data[j]) {
-		j++
-	}
 	// The next line of a plain scalar, as the tokenizer reads it: one
 	// that starts past its last delimiter's column and is no comment.
-	if col := column(s.data, s.start, j); s.plain && col > s.delim && s.data[j] != '#' {
-		if s.data[j] == '-' && s.delim > 0 {
+	if s.plain && col > s.delim && s.data[first] != '#' {
+		if s.data[first] == '-' && s.delim > 0 {
 			// A '-' there makes the rest "raw folded" text to the
 			// tokenizer: every line from its column on, ':' and '#'
 			// included, as in a block scalar.
 			s.plain, s.inBlock, s.indent, s.fixed, s.delim = false, true, col-1, false, col-1
 			return nil
 		}
-		return s.scan(j, end)
+		return s.scan(first, end)
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
-	return s.scan(j, end)
+	return s.scan(first, end)
 }
 
 // scan reads data[j:end], part of one line, from the state the line
@@ -664,7 +652,13 @@ func (s *scanner) scanQuote(j, end int) (int, *Error) {
 			case 'x', 'u', 'U':
 				// The tokenizer skips the digits whatever they are, or
 				// fails near the end: only hex digits on the line pass.
-				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+				n := 2
+				switch e {
+				case 'u':
+					n = 4
+				case 'U':
+					n = 8
+				}
 				if j+2+n >= len(data) || j+2+n > end || !hexDigits(data[j+2:j+2+n]) || e == 'u' && surrogate(data, j, end) {
 					return j, s.fail(j, "invalid escape in a double-quoted string", `\x takes 2 hex digits, \u 4 (a surrogate pair two \u), \U 8`)
 				}
@@ -698,11 +692,28 @@ func hexDigits(b []byte) bool {
 	return true
 }
 
+// hexValue is the value of hex digits (hexDigits holds).
+func hexValue(b []byte) uint32 {
+	var v uint32
+	for _, c := range b {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v
+}
+
 // surrogate reports whether the \u escape at j is a UTF-16 surrogate
 // the tokenizer refuses: a low one, or a high one not followed by a \u
 // low one.
 func surrogate(data []byte, j, end int) bool {
-	v, _ := strconv.ParseUint(string(data[j+2:j+6]), 16, 32)
+	v := hexValue(data[j+2 : j+6])
 	switch {
 	case v >= 0xDC00 && v <= 0xDFFF:
 		return false // taken as it is
@@ -712,7 +723,7 @@ func surrogate(data []byte, j, end int) bool {
 	if j+12 > end || j+12 >= len(data) || data[j+6] != '\\' || data[j+7] != 'u' || !hexDigits(data[j+8:j+12]) {
 		return true
 	}
-	low, _ := strconv.ParseUint(string(data[j+8:j+12]), 16, 32)
+	low := hexValue(data[j+8 : j+12])
 	return low < 0xDC00 || low > 0xDFFF
 }
 
