@@ -632,7 +632,8 @@ type PolicyDecision struct {
 	// The matched endpoint's cost, else 1.
 	Cost int64 `json:"cost"`
 	// The fewest requests of cost 1 any applicable limit would still admit
-	// (9223372036854775807 when no limit applies).
+	// (9007199254740991, 2^53 − 1, the largest integer JavaScript reads
+	// exactly, when no limit applies).
 	Remaining int64 `json:"remaining"`
 	// Seconds until every rejecting limit admits the same request; -1 when
 	// it never can; 0 when admitted.
@@ -642,6 +643,13 @@ type PolicyDecision struct {
 	// Seconds an admitted request waits in a leaky bucket.
 	Delay float64 `json:"delay"`
 }
+
+// maxJSONInt, 2^53 − 1, is the largest count an answer gives: the largest
+// integer a JSON reader that holds numbers as float64 (JavaScript's, or
+// encoding/json into any) reads exactly. A request that meets no limit
+// has an unbounded remaining, which the engine counts as MaxInt64; as
+// JSON, 9223372036854775807 would read back as 9223372036854775808.
+const maxJSONInt = 1<<53 - 1
 
 // PolicyArrivalOutput is a generated arrival as the mix assigned it.
 type PolicyArrivalOutput struct {
@@ -709,7 +717,7 @@ type PolicyBin struct {
 	// Rejections by the limit named first, in the order of summary.limits.
 	RejectedBy []int64 `json:"rejected_by"`
 	// The first arrival's key's remaining at the end of the bin; -1 before
-	// its first request.
+	// its first request, 9007199254740991 when no limit applies to it.
 	Remaining int64 `json:"remaining"`
 }
 
@@ -1091,7 +1099,7 @@ func (run *policyRun) decide() (*policyAnswer, error) {
 	}
 	out.Series = make([]PolicyBin, len(res.Series))
 	for i, b := range res.Series {
-		out.Series[i] = PolicyBin{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: b.Remaining}
+		out.Series[i] = PolicyBin{Start: toSeconds(b.Start), Offered: b.Offered, Admitted: b.Admitted, Rejected: b.Rejected, RejectedBy: b.RejectedBy, Remaining: min(b.Remaining, maxJSONInt)}
 	}
 	return &policyAnswer{head: out, run: run, res: res}, nil
 }
@@ -1123,7 +1131,7 @@ func (a *policyAnswer) write(c echo.Context, decisions bool) error {
 		var dj PolicyDecision
 		array(w, "decisions", len(res.Decisions), func(i int) *PolicyDecision {
 			d := res.Decisions[i]
-			dj = PolicyDecision{Allowed: d.Allowed, Cost: d.Cost, Remaining: d.Remaining,
+			dj = PolicyDecision{Allowed: d.Allowed, Cost: d.Cost, Remaining: min(d.Remaining, maxJSONInt),
 				RetryAfter: retrySeconds(d.RetryAfter), Reset: toSeconds(d.Reset), Delay: toSeconds(d.Delay)}
 			if d.Rejected >= 0 {
 				dj.Limit, dj.Field = res.Limits[d.Rejected].Name, res.Limits[d.Rejected].Field

@@ -614,3 +614,40 @@ func TestSimulatePolicyPatternFollowsItsWindow(t *testing.T) {
 		}
 	}
 }
+
+// A request that meets no limit (no key, no global limit) has no bound on
+// what remains; the answer says 2^53 − 1, which a reader that holds
+// numbers as float64, JavaScript's among them, reads back exactly, where
+// the engine's MaxInt64 would read back as 2^63.
+func TestSimulateAPIPolicyUnlimitedRemainingIsExactInFloat64(t *testing.T) {
+	policy := `{"apiVersion": "ratelab/v1", "kind": "RateLimitPolicy", "metadata": {"name": "keyed"},
+		"service": {"capacity": 1000},
+		"defaults": {"limit": {"algorithm": "token_bucket", "rate": 1, "burst": 2}}}`
+	rec := postTo(t, config{}, "/api/v1/simulate", `{"policy": `+policy+`, "arrivals": [{"at": 0, "path": "/"}, {"at": 0, "key": "k", "path": "/"}]}`)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var out struct {
+		Decisions []struct {
+			Allowed   bool    `json:"allowed"`
+			Remaining float64 `json:"remaining"`
+		} `json:"decisions"`
+		Series []struct {
+			Remaining float64 `json:"remaining"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	const exact = 9007199254740991 // 2^53 − 1
+	if len(out.Decisions) != 2 || !out.Decisions[0].Allowed || out.Decisions[0].Remaining != exact || out.Decisions[1].Remaining != 1 {
+		t.Fatalf("decisions %+v, want the keyless one allowed with remaining %d, the keyed one 1", out.Decisions, int64(exact))
+	}
+	if !strings.Contains(rec.Body.String(), `"remaining":9007199254740991`) {
+		t.Errorf("the answer does not spell remaining as 9007199254740991: %.300s", rec.Body)
+	}
+	// The series follows the first arrival's key: the keyless request.
+	if len(out.Series) == 0 || out.Series[0].Remaining != exact {
+		t.Errorf("series %+v, want its first bin's remaining %d", out.Series, int64(exact))
+	}
+}
