@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,13 @@ type SimulateRequest struct {
 	arrivals []arrivalIn
 	// hasArrivals tells an empty list of arrivals from none.
 	hasArrivals bool
+	// body is what the fast reader read, which the strings of arrivals
+	// alias; nil when encoding/json read the request.
+	body *fastBody
+	// built is the simulation's arrivals, built from arrivals; requests
+	// are a policy run's.
+	built    []algorithms.Arrival
+	requests []engine.Request
 	// The pattern that generates the arrivals; omitted members take the
 	// pattern's defaults.
 	Pattern json.RawMessage `json:"pattern"`
@@ -73,6 +81,29 @@ type SimulateRequest struct {
 	// arrivals) out of the answer: the summary and the series only, for
 	// runs too large to list.
 	Decisions *bool `json:"decisions"`
+}
+
+// Pools of the slices a simulate request reads its arrivals into
+// (arrivalIn) and builds its simulation (algorithms.Arrival) or policy
+// run (engine.Request) from.
+var (
+	arrivalBuffers slicePool[arrivalIn]
+	simArrivals    slicePool[algorithms.Arrival]
+	policyRequests slicePool[engine.Request]
+)
+
+// release gives the request's buffers back for the next request, once its
+// answer is written: nothing may use its arrivals, or the simulation built
+// from them, after.
+func (req *SimulateRequest) release() {
+	arrivalBuffers.put(req.arrivals)
+	simArrivals.put(req.built)
+	policyRequests.put(req.requests)
+	req.arrivals, req.built, req.requests = nil, nil, nil
+	if req.body != nil {
+		req.body.release()
+		req.body = nil
+	}
 }
 
 // withDecisions reports whether the answer lists every decision.
@@ -285,6 +316,7 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		defer req.release()
 		charge := workOf(c).arrivals
 		switch {
 		case req.Policy != nil && req.Limiter != nil:
@@ -423,7 +455,8 @@ func (req *SimulateRequest) simulation(maxArrivals int, charge func(int) error) 
 			sim.Traffic = tr
 		}
 	default:
-		as := make([]algorithms.Arrival, len(req.arrivals))
+		as := slices.Grow(simArrivals.get(), len(req.arrivals))[:len(req.arrivals)]
+		req.built = as
 		for i, a := range req.arrivals {
 			as[i] = algorithms.Arrival{At: fromSeconds(a.at), Key: a.key, Cost: 1}
 			if a.hasCost && a.cost >= 1 && a.cost <= algorithms.MaxCount {
@@ -881,7 +914,8 @@ func (req *SimulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 			run.requests = req.Mix.assign(tr.Arrivals, tiers, run.policy, pat.Seed)
 		}
 	default:
-		run.requests = make([]engine.Request, len(req.arrivals))
+		run.requests = slices.Grow(policyRequests.get(), len(req.arrivals))[:len(req.arrivals)]
+		req.requests = run.requests
 		for i, a := range req.arrivals {
 			q := &run.requests[i]
 			tierName, method, path := a.tier(), a.method(), a.path()

@@ -151,7 +151,9 @@ func TestBigAnswersPickTheirCoding(t *testing.T) {
 // TestParseNumberAsParseFloat compares parseNumber with strconv.ParseFloat
 // on numbers at the edges of its fast path (2^53, 22 decimals, 19 and 20
 // digits, leading zeros, exponents, signs) and on a million random
-// decimals of every length, bit for bit.
+// decimals of every length, bit for bit; and the one-pass reader of a
+// time (fastBody.seconds) with number and parseNumber on the same bytes,
+// followed by a '}': the same value, the same end, the same refusals.
 func TestParseNumberAsParseFloat(t *testing.T) {
 	check := func(text string) {
 		t.Helper()
@@ -160,6 +162,10 @@ func TestParseNumberAsParseFloat(t *testing.T) {
 		if (err != nil) != (werr != nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("parseNumber(%q) = %v, %v; ParseFloat: %v, %v", text, got, err, want, werr)
 		}
+		checkSeconds(t, text)
+	}
+	for _, text := range []string{"1.", ".5", "01", "00.5", "+1", "1.e3", "1e", "-", "0.5e+2", "5E1", "", "0x1", "1.2.3"} {
+		checkSeconds(t, text)
 	}
 	for _, text := range []string{
 		"0", "-0", "1", "0.1", "0.3", "1.5", "123.456", "0.000001", "0.0000001", "9007199254740991", "9007199254740992",
@@ -183,6 +189,25 @@ func TestParseNumberAsParseFloat(t *testing.T) {
 			}
 		}
 		check(string(b))
+	}
+}
+
+// checkSeconds compares fastBody.seconds with number and parseNumber on
+// text followed by '}'.
+func checkSeconds(t *testing.T, text string) {
+	t.Helper()
+	f := &fastBody{buf: []byte(text + "}"), eof: true}
+	got, ok := f.seconds()
+	g := &fastBody{buf: []byte(text + "}"), eof: true}
+	var want float64
+	wtext, _, wok := g.number()
+	if wok {
+		var err error
+		want, err = parseNumber(wtext)
+		wok = err == nil
+	}
+	if ok != wok || ok && (math.Float64bits(got) != math.Float64bits(want) || f.pos != g.pos) {
+		t.Fatalf("seconds on %q = %v, %v, ending at %d; number and parseNumber: %v, %v, ending at %d", text, got, ok, f.pos, want, wok, g.pos)
 	}
 }
 

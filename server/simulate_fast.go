@@ -217,19 +217,14 @@ func (f *fastBody) skip(bound int) ([]byte, bool) {
 	}
 }
 
-// interner keeps one copy of each distinct string of a request.
-type interner map[string]string
-
-func (in interner) get(b []byte) string {
+// view is b, a part of the body buffer, as a string without a copy. A
+// request's strings alias the buffer, which the request holds until its
+// answer is written (SimulateRequest.release); nothing keeps them longer.
+func view(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if s, ok := in[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	in[s] = s
-	return s
+	return unsafe.String(&b[0], len(b))
 }
 
 // fastDecode reads the body of r as decodeSimulate would, if it is plain
@@ -243,6 +238,7 @@ func fastDecode(r io.Reader, maxArrivals int, contentLength int64, charge func(i
 	}
 	req = &SimulateRequest{}
 	if !f.object(req, maxArrivals, contentLength, charge) {
+		arrivalBuffers.put(req.arrivals)
 		return nil, f, f.refused != nil
 	}
 	return req, f, true
@@ -369,9 +365,9 @@ func (f *fastBody) arrivals(req *SimulateRequest, maxArrivals int, contentLength
 		return false
 	}
 	req.hasArrivals = true
-	req.arrivals = []arrivalIn{}
-	in := interner{}
+	req.arrivals = arrivalBuffers.get()
 	var routes routeSlab
+	var last string // the key of the arrival before
 	for i := 0; ; i++ {
 		f.ensure(arrivalLimit)
 		c := f.ws()
@@ -396,21 +392,26 @@ func (f *fastBody) arrivals(req *SimulateRequest, maxArrivals int, contentLength
 		if i == chargeEvery && contentLength > 0 {
 			// Room for the rest at the bytes per arrival so far.
 			n := min(int(contentLength/max(int64(f.pos)/int64(i), 1))+chargeEvery, maxArrivals)
-			req.arrivals = append(make([]arrivalIn, 0, n), req.arrivals...)
+			if cap(req.arrivals) < n {
+				req.arrivals = append(make([]arrivalIn, 0, n), req.arrivals...)
+			}
 		}
 		start := f.pos
-		a, ok := f.arrival(in, &routes)
+		a, ok := f.arrival(&routes, last)
 		if !ok || f.pos-start > arrivalLimit || !a.hasAt || secondsIn("", a.at, 0, maxSeconds) != nil {
 			return false
 		}
 		req.arrivals = append(req.arrivals, a)
+		last = a.key
 	}
 	f.refused = charge(len(req.arrivals))
 	return f.refused == nil
 }
 
-// arrival reads one arrival object.
-func (f *fastBody) arrival(in interner, routes *routeSlab) (a arrivalIn, ok bool) {
+// arrival reads one arrival object. Its strings alias the buffer (view),
+// except a key spelled as last, the key before, which is last itself: a
+// limiter knows the key it has just seen by its string's address.
+func (f *fastBody) arrival(routes *routeSlab, last string) (a arrivalIn, ok bool) {
 	if f.ws() != '{' {
 		return a, false
 	}
@@ -439,12 +440,8 @@ func (f *fastBody) arrival(in interner, routes *routeSlab) (a arrivalIn, ok bool
 		var dst *string
 		switch string(name) {
 		case "at":
-			text, _, ok := f.number()
+			v, ok := f.seconds()
 			if !ok {
-				return a, false
-			}
-			v, err := parseNumber(text)
-			if err != nil {
 				return a, false
 			}
 			a.at, a.hasAt, bit = v, true, hasAt
@@ -478,9 +475,47 @@ func (f *fastBody) arrival(in interner, routes *routeSlab) (a arrivalIn, ok bool
 			if !ok {
 				return a, false
 			}
-			*dst = in.get(s)
+			if *dst = view(s); bit == hasKey && *dst == last {
+				*dst = last
+			}
 		}
 	}
+}
+
+// seconds reads a number, a time, as number and parseNumber do. The common
+// time, digits with a point and no exponent that make an integer below
+// 2^53, is read in one pass, its value taken as parseNumber takes it;
+// anything else goes through number and parseNumber.
+func (f *fastBody) seconds() (float64, bool) {
+	f.ws()
+	b, i := f.buf, f.pos
+	var m uint64
+	whole := 0
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		m = m*10 + uint64(b[i]-'0')
+		whole++
+	}
+	frac := 0
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i]-'0' <= 9; i++ {
+			m = m*10 + uint64(b[i]-'0')
+			frac++
+		}
+		if frac == 0 {
+			whole = 0 // "1." is not a number: number says so
+		}
+	}
+	if whole == 0 || whole > 1 && b[f.pos] == '0' || whole+frac > 19 || m >= 1<<53 || frac >= len(exactPow10) ||
+		i == len(b) || b[i] == 'e' || b[i] == 'E' {
+		text, _, ok := f.number()
+		if !ok {
+			return 0, false
+		}
+		v, err := parseNumber(text)
+		return v, err == nil
+	}
+	f.pos = i
+	return float64(m) / exactPow10[frac], true
 }
 
 // exactPow10 are the powers of ten a float64 holds exactly.

@@ -163,13 +163,15 @@ func decodeSimulate(c echo.Context, maxArrivals int) (*SimulateRequest, error) {
 		return decodeSimulateJSON(c, maxArrivals, limited)
 	}
 	plain, fast, ok := fastDecode(limited, maxArrivals, hreq.ContentLength, workOf(c).arrivals)
-	defer fast.release()
 	switch {
 	case ok && plain == nil:
+		fast.release()
 		return nil, fast.refused
 	case ok:
+		plain.body = fast // its strings alias fast's buffer: the request releases it
 		return plain, nil
 	}
+	defer fast.release()
 	// Not plain: encoding/json reads it all again, what fastDecode read
 	// first, and gives its answer.
 	return decodeSimulateJSON(c, maxArrivals, io.MultiReader(bytes.NewReader(fast.buf), limited))
