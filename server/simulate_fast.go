@@ -21,9 +21,9 @@ import (
 // instead: one JSON object whose arrivals are objects of the members
 // at, key, cost, tier, method and path, spelled so, each at most once,
 // with numbers for at and cost and strings without escapes for the
-// rest. It scans the bytes as they stream in, keeping them, and interns
-// the strings, so an arrival costs no allocation once its key has been
-// seen. Anything else (a syntax error, an unknown or repeated member, a
+// rest. It scans the bytes as they stream in, keeping them, and its
+// strings are views of those bytes (see view), so an arrival costs no
+// allocation. Anything else (a syntax error, an unknown or repeated member, a
 // null, an escape, a member over its bound, too many arrivals, a
 // problem with a time) makes it give up, and decodeSimulate reads the
 // same bytes again, then the rest of the body, with encoding/json: every
@@ -31,7 +31,7 @@ import (
 // byte for byte, and fastDecode only needs to agree with it on the
 // requests it accepts. (A JSON library would do the scanning, but none
 // reports which members were present without a pointer, that is an
-// allocation, per member, nor interns strings.)
+// allocation, per member, nor hands out strings without copying them.)
 type fastBody struct {
 	r   io.Reader
 	buf []byte // every byte read so far
