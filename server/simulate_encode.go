@@ -70,15 +70,22 @@ func appendSeconds(b []byte, d time.Duration, f float64) ([]byte, error) {
 	if d < exactSecondsMin || d >= exactSecondsMax || f != float64(d)/1e9 {
 		return appendJSONFloat(b, f)
 	}
-	b = strconv.AppendInt(b, int64(d/time.Second), 10)
-	ns := int64(d % time.Second)
+	if sec := d / time.Second; sec < 10 {
+		b = append(b, byte('0'+sec))
+	} else {
+		b = strconv.AppendInt(b, int64(sec), 10)
+	}
+	ns := uint32(d % time.Second)
 	if ns == 0 {
 		return b, nil
 	}
+	// The nine decimals, two at a time: a division by a constant is a
+	// multiplication, and four of them cost less than nine.
 	var digits [9]byte
-	for i := len(digits) - 1; i >= 0; i-- {
-		digits[i] = byte('0' + ns%10)
-		ns /= 10
+	digits[0] = byte('0' + ns/1e8)
+	r := ns % 1e8
+	for i, p := range [4]uint32{r / 1e6, r / 1e4 % 100, r / 100 % 100, r % 100} {
+		digits[1+2*i], digits[2+2*i] = pairs[2*p], pairs[2*p+1]
 	}
 	n := len(digits)
 	for digits[n-1] == '0' {
@@ -87,6 +94,10 @@ func appendSeconds(b []byte, d time.Duration, f float64) ([]byte, error) {
 	b = append(b, '.')
 	return append(b, digits[:n]...), nil
 }
+
+// pairs are the two digits of 0 to 99, in turn.
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
 // appendJSONFloat appends f as encoding/json writes a float64: the
 // shortest decimal that reads back as f, with an exponent below 1e-6 and
