@@ -299,8 +299,18 @@ func marker(line []byte, quoted bool) bool {
 
 // scanLine scans the line data[i:end].
 func (s *scanner) scanLine(i, end int) *Error {
-	if s.plain && s.naming {
-		s.plain, s.node = false, true // ended with the last line
+	if s.naming {
+		// A name ends with its line, and so does the text it began; an
+		// & or * that ended its line names nothing, and the next line
+		// starts a node of its own.
+		s.naming = false
+		if s.plain {
+			s.plain, s.node = false, true
+		}
+		if s.name != 0 {
+			s.node, s.after = s.name == '&', s.name == '*'
+			s.name = 0
+		}
 	}
 	if s.plain && !s.plainNL {
 		// The tokenizer places a plain scalar that goes on past its
@@ -413,6 +423,13 @@ func (s *scanner) scan(j, end int) *Error {
 		if space(c) {
 			if c == ' ' && s.naming {
 				s.naming = false
+				if s.name != 0 {
+					// An & or * with no name before the space: the
+					// tokenizer ends it there, and what follows is a
+					// node of its own, not its name.
+					s.node, s.after = s.name == '&', s.name == '*'
+					s.name = 0
+				}
 				if s.plain {
 					s.plain, s.node = false, true
 				}

@@ -424,3 +424,51 @@ func (v visitor) Visit(n ast.Node) ast.Visitor {
 	v(n)
 	return v
 }
+
+// TestPrescanCountsDepthAfterAnEmptyName: an & or * that a space or the
+// line's end follows names nothing to the tokenizer, which ends the name
+// there, and a name ends with its line. Each ladder below nests 33 deep
+// in the tokens (checkDepth); the pre-scan once read the text after the
+// empty name, or a ':' on the next line, as part of the name and counted
+// fewer levels, so it passed documents the decoder then refused.
+func TestPrescanCountsDepthAfterAnEmptyName(t *testing.T) {
+	ladder := func(line func(k int) string, lines int) []byte {
+		var b strings.Builder
+		for k := range lines {
+			b.WriteString(line(k))
+			b.WriteByte('\n')
+		}
+		return []byte(b.String())
+	}
+	tests := []struct {
+		name string
+		doc  []byte
+	}{
+		{"'&' and spaces before a key", ladder(func(k int) string {
+			if k == 10 {
+				return "&" + strings.Repeat(" ", 4*k) + "0: : :"
+			}
+			return strings.Repeat(" ", 4*k) + "0: : :"
+		}, 11)},
+		{"'& ' before every key", ladder(func(k int) string { return strings.Repeat(" ", 4*k) + "& 0: : :" }, 11)},
+		{"a name that ends its line", ladder(func(k int) string {
+			if k == 0 {
+				return "0: &:"
+			}
+			return strings.Repeat(" ", 2*k) + "0: :"
+		}, 17)},
+		{"'&' that ends its line", ladder(func(k int) string { return strings.Repeat(" ", 2*k) + "0: : &" }, 17)},
+		{"'*' that ends its line", ladder(func(k int) string { return strings.Repeat(" ", 2*k) + "0: : *" }, 17)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if e := checkDepth(lexer.Tokenize(string(tt.doc))); e == nil {
+				t.Fatalf("the tokens do not nest past %d: the case tests nothing", MaxDepth)
+			}
+			s := scanner{data: tt.doc}
+			if err := s.run(); err == nil || !strings.Contains(err.Error(), "nested 33 deep") {
+				t.Errorf("pre-scan: %v, want the document refused as nested 33 deep", err)
+			}
+		})
+	}
+}
