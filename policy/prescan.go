@@ -367,6 +367,9 @@ func (s *scanner) scanLine(i, end int) *Error {
 		}
 		s.inBlock = false
 	}
+	if err := s.tabTokens(i, first); err != nil {
+		return err
+	}
 	if s.quote != 0 {
 		for k := i; k < first; k++ {
 			if s.data[k] == '\t' && column(s.data, s.start, k) <= s.delim {
@@ -405,6 +408,28 @@ func (s *scanner) scanLine(i, end int) *Error {
 	}
 	s.plain, s.after, s.node, s.nodeAt = false, false, true, -1
 	return s.scan(first, end)
+}
+
+// tabTokens counts the tabs of a line's indentation, data[i:first], at or
+// before the tokenizer's last delimiter's column, outside flow: to the
+// tokenizer each is a token of its own ("found character '\t' that cannot
+// start any token"), made one by one, so a 1 MiB document of such lines
+// was a million tokens. Only the count changes: to the rest of the
+// pre-scan they are the line's indentation, as before.
+func (s *scanner) tabTokens(i, first int) *Error {
+	if s.delim == 0 || s.inFlow() {
+		return nil
+	}
+	// Indentation is one byte a column: the columns count on from i's.
+	for k, col := i, column(s.data, s.start, i); k < first && col <= s.delim; k, col = k+1, col+1 {
+		if s.data[k] != '\t' {
+			continue
+		}
+		if s.tokens++; s.tokens > MaxTokens {
+			return s.fail(k, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
+		}
+	}
+	return nil
 }
 
 // scan reads data[j:end], part of one line, from the state the line

@@ -212,6 +212,11 @@ func TestPrescanBombs(t *testing.T) {
 		// it starts a node.
 		{"entry in flow", append([]byte("[- "), fill("%0 ", 60_000)...), "directives"},
 		{"anchor named by ':'", append([]byte(`{&:"`), fill(strings.Repeat(",0", 500)+"\n", MaxSize-4)...), "tokens"},
+		// A tab in a line's indentation at or before the last
+		// delimiter's column is a token of its own to the tokenizer: a
+		// '-' far out on the first line made every tab below one (207
+		// MB for this MiB).
+		{"tabs under a '-'", append([]byte(strings.Repeat(" ", 60_000)+"-\n"), fill(strings.Repeat("\t", 60_000)+"\n", MaxSize-60_002)...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
 		{"one line", fill("a", MaxSize), "bytes long"},

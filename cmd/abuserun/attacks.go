@@ -91,12 +91,17 @@ var attacks = []attack{
 					&repeat{unit: "{", n: 1 << 20})
 			})
 		}},
-	{"lint-disguised-bomb", "YAML the pre-scan misread as text ('{]' then ',0' lines; '[a:\"' then '[' lines) reached the tokenizer: 111 MB and 78 MB for 256 KiB; 40 lints of each at once",
+	{"lint-disguised-bomb", "YAML the pre-scan misread as text ('{]' then ',0' lines; '[a:\"' then '[' lines; a '-' far right then lines of tabs) reached the tokenizer: 111, 78 and 39 MB for 256 KiB; 40 lints of each at once",
 		func(ctx context.Context, a *attacker) {
-			parallel(80, func(i int) {
-				body := &repeat{prefix: "{]", unit: strings.Repeat(",0", 500) + "\n", n: 250}
-				if i%2 == 1 {
+			parallel(120, func(i int) {
+				var body *repeat
+				switch i % 3 {
+				case 0:
+					body = &repeat{prefix: "{]", unit: strings.Repeat(",0", 500) + "\n", n: 250}
+				case 1:
 					body = &repeat{prefix: "[a:\"\n", unit: strings.Repeat("[", 1000) + "\n", n: 250}
+				default:
+					body = &repeat{prefix: strings.Repeat(" ", 60_000) + "-\n", unit: strings.Repeat("\t", 60_000) + "\n", n: 3}
 				}
 				send(ctx, a.client, a.t, a.ip(i), http.MethodPost, a.base+"/api/v1/policy/lint", "application/yaml", body)
 			})
