@@ -166,6 +166,11 @@ type scanner struct {
 	inBlock     bool
 	min, indent int
 	fixed       bool // indent was given by the header
+	// spaces is, before the first text line, the length of the last line
+	// of only spaces and tabs: the tokenizer refuses a first text line
+	// that starts at a lower column, and goes on reading that line as
+	// syntax, not text.
+	spaces int
 }
 
 func (s *scanner) fail(i int, msg, hint string) *Error {
@@ -352,8 +357,24 @@ func (s *scanner) scanLine(i, end int) *Error {
 	if s.inBlock {
 		switch {
 		case blank:
+			// A tab where the tokenizer wants indentation (column 1
+			// before the first text line, else left of the text's
+			// column) ends the scalar with an invalid token: what
+			// follows is syntax to it.
+			for k := i; k < end && (s.indent < 0 && k == i || k-i < s.indent); k++ {
+				if s.data[k] == '\t' {
+					s.inBlock = false
+					return nil
+				}
+			}
+			if s.indent < 0 {
+				s.spaces = end - i
+			}
 			return nil
 		case s.indent < 0 && indent > s.min && indent >= s.delim: // past the delimiter, to the tokenizer
+			if col := first - i + 1; s.spaces > col {
+				return s.fail(first, fmt.Sprintf("a blank line above is %d spaces long, past this block scalar's first line of text, at column %d", s.spaces, col), "remove the spaces from the blank lines above the text")
+			}
 			s.indent, s.delim = indent, indent // the tokenizer's delimiter: the text's column less 1
 			return nil
 		case s.indent >= 0 && indent >= s.indent:
@@ -625,7 +646,7 @@ func (s *scanner) scan(j, end int) *Error {
 			if err := s.token(j); err != nil {
 				return err
 			}
-			s.inBlock, s.min, s.indent, s.fixed = true, s.topCol(), -1, false
+			s.inBlock, s.min, s.indent, s.fixed, s.spaces = true, s.topCol(), -1, false, 0
 			if column(data, s.start, j) == 1 {
 				s.delim = 1
 			}

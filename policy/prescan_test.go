@@ -217,6 +217,12 @@ func TestPrescanBombs(t *testing.T) {
 		// '-' far out on the first line made every tab below one (207
 		// MB for this MiB).
 		{"tabs under a '-'", append([]byte(strings.Repeat(" ", 60_000)+"-\n"), fill(strings.Repeat("\t", 60_000)+"\n", MaxSize-60_002)...), "tokens"},
+		// A blank line of more spaces than a block scalar's first text
+		// line is indented, or a tab where it wants indentation, ends
+		// the scalar for the tokenizer, which reads what follows as
+		// syntax.
+		{"spaces over a block scalar's text", append([]byte(">\n   \n 0"), fill("{", MaxSize-8)...), "blank line above"},
+		{"a tab in a block scalar's blank line", append([]byte(">\n\t\n  "), fill("{", MaxSize-6)...), "nested 33 deep"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
 		{"one line", fill("a", MaxSize), "bytes long"},
