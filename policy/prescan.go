@@ -371,11 +371,16 @@ func (s *scanner) scanLine(i, end int) *Error {
 				s.spaces = end - i
 			}
 			return nil
+		case s.indent < 0 && s.data[i] == '\t':
+			// A tab in column 1 ends the scalar, as in a blank line.
 		case s.indent < 0 && indent > s.min && indent >= s.delim: // past the delimiter, to the tokenizer
-			if col := first - i + 1; s.spaces > col {
+			col := first - i + 1
+			if s.spaces > col {
 				return s.fail(first, fmt.Sprintf("a blank line above is %d spaces long, past this block scalar's first line of text, at column %d", s.spaces, col), "remove the spaces from the blank lines above the text")
 			}
-			s.indent, s.delim = indent, indent // the tokenizer's delimiter: the text's column less 1
+			// The text's column: to the tokenizer, spaces and tabs
+			// after the first space are all indentation.
+			s.indent, s.delim = col-1, col-1 // the tokenizer's delimiter: the text's column less 1
 			return nil
 		case s.indent >= 0 && indent >= s.indent:
 			s.delim = s.indent

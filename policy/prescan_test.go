@@ -223,6 +223,10 @@ func TestPrescanBombs(t *testing.T) {
 		// syntax.
 		{"spaces over a block scalar's text", append([]byte(">\n   \n 0"), fill("{", MaxSize-8)...), "blank line above"},
 		{"a tab in a block scalar's blank line", append([]byte(">\n\t\n  "), fill("{", MaxSize-6)...), "nested 33 deep"},
+		// Spaces and tabs after the first space indent a block
+		// scalar's first text line, to the tokenizer: a tab left of
+		// that column on a later line ends the scalar.
+		{"a tab left of a block scalar's text", append([]byte(">\n \t    0\n"), fill(" \t"+strings.Repeat("[", 1000)+"\n", MaxSize-10)...), "nested 33 deep"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
 		{"one line", fill("a", MaxSize), "bytes long"},
