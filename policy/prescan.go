@@ -179,6 +179,11 @@ func (s *scanner) fail(i int, msg, hint string) *Error {
 
 func (s *scanner) token(i int) *Error {
 	s.last, s.lastStart, s.colon, s.quoted = i, s.start, false, false
+	return s.count(i)
+}
+
+// count counts a token at i against MaxTokens.
+func (s *scanner) count(i int) *Error {
 	if s.tokens++; s.tokens > MaxTokens {
 		return s.fail(i, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
 	}
@@ -397,8 +402,9 @@ func (s *scanner) scanLine(i, end int) *Error {
 		return err
 	}
 	if s.quote != 0 {
-		for k := i; k < first; k++ {
-			if s.data[k] == '\t' && column(s.data, s.start, k) <= s.delim {
+		// Indentation is one byte a column, from column 1 at i.
+		for k := i; k < first && k-i < s.delim; k++ {
+			if s.data[k] == '\t' {
 				// A tab there ends the quoted scalar, to the tokenizer
 				// (an error), which reads on from the tab.
 				s.quote, s.node, s.after = 0, true, false
@@ -446,13 +452,13 @@ func (s *scanner) tabTokens(i, first int) *Error {
 	if s.delim == 0 || s.inFlow() {
 		return nil
 	}
-	// Indentation is one byte a column: the columns count on from i's.
-	for k, col := i, column(s.data, s.start, i); k < first && col <= s.delim; k, col = k+1, col+1 {
+	// Indentation is one byte a column, from column 1 at i.
+	for k := i; k < first && k-i < s.delim; k++ {
 		if s.data[k] != '\t' {
 			continue
 		}
-		if s.tokens++; s.tokens > MaxTokens {
-			return s.fail(k, fmt.Sprintf("the document has more than %d tokens (scalars, indicators and comments)", MaxTokens), "a policy needs a few thousand")
+		if err := s.count(k); err != nil {
+			return err
 		}
 	}
 	return nil
