@@ -313,14 +313,7 @@ func (s *scanner) scanLine(i, end int) *Error {
 		// A name ends with its line, and so does the text it began; an
 		// & or * that ended its line names nothing, and the next line
 		// starts a node of its own.
-		s.naming = false
-		if s.plain {
-			s.plain, s.node = false, true
-		}
-		if s.name != 0 {
-			s.node, s.after = s.name == '&', s.name == '*'
-			s.name = 0
-		}
+		s.endName()
 	}
 	if s.plain && !s.plainNL {
 		// The tokenizer places a plain scalar that goes on past its
@@ -362,22 +355,15 @@ func (s *scanner) scanLine(i, end int) *Error {
 	if s.inBlock {
 		switch {
 		case blank:
-			// A tab where the tokenizer wants indentation (column 1
-			// before the first text line, else left of the text's
-			// column) ends the scalar with an invalid token: what
-			// follows is syntax to it.
-			for k := i; k < end && (s.indent < 0 && k == i || k-i < s.indent); k++ {
-				if s.data[k] == '\t' {
-					s.inBlock = false
-					return nil
-				}
+			if s.tabInIndent(i, end) {
+				s.inBlock = false
+				return nil
 			}
 			if s.indent < 0 {
 				s.spaces = end - i
 			}
 			return nil
-		case s.indent < 0 && s.data[i] == '\t':
-			// A tab in column 1 ends the scalar, as in a blank line.
+		case s.indent < 0 && s.tabInIndent(i, end): // ends the scalar, as in a blank line
 		case s.indent < 0 && indent > s.min && indent >= s.delim: // past the delimiter, to the tokenizer
 			col := first - i + 1
 			if s.spaces > col {
@@ -442,6 +428,32 @@ func (s *scanner) scanLine(i, end int) *Error {
 	return s.scan(first, end)
 }
 
+// endName ends name mode, as a space or the line's end does to the
+// tokenizer: with it the text the name began, and an & or * with no name
+// yet names nothing: what follows is a node of its own, not its name.
+func (s *scanner) endName() {
+	s.naming = false
+	if s.name != 0 {
+		s.node, s.after = s.name == '&', s.name == '*'
+		s.name = 0
+	}
+	if s.plain {
+		s.plain, s.node = false, true
+	}
+}
+
+// tabInIndent reports whether the block scalar line data[i:end] has a tab
+// where the tokenizer wants indentation: in column 1 before the scalar's
+// first text line, else left of the text's column. The tokenizer ends the
+// scalar there with an invalid token, and what follows is syntax to it.
+func (s *scanner) tabInIndent(i, end int) bool {
+	n := s.indent
+	if n < 0 {
+		n = 1
+	}
+	return bytes.IndexByte(s.data[i:min(end, i+n)], '\t') >= 0
+}
+
 // tabTokens counts the tabs of a line's indentation, data[i:first], at or
 // before the tokenizer's last delimiter's column, outside flow: to the
 // tokenizer each is a token of its own ("found character '\t' that cannot
@@ -479,17 +491,7 @@ func (s *scanner) scan(j, end int) *Error {
 		}
 		if space(c) {
 			if c == ' ' && s.naming {
-				s.naming = false
-				if s.name != 0 {
-					// An & or * with no name before the space: the
-					// tokenizer ends it there, and what follows is a
-					// node of its own, not its name.
-					s.node, s.after = s.name == '&', s.name == '*'
-					s.name = 0
-				}
-				if s.plain {
-					s.plain, s.node = false, true
-				}
+				s.endName()
 			}
 			j++
 			continue

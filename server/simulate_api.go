@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -455,7 +454,7 @@ func (req *SimulateRequest) simulation(maxArrivals int, charge func(int) error) 
 			sim.Traffic = tr
 		}
 	default:
-		as := slices.Grow(simArrivals.get(), len(req.arrivals))[:len(req.arrivals)]
+		as := simArrivals.make(len(req.arrivals))
 		req.built = as
 		for i, a := range req.arrivals {
 			as[i] = algorithms.Arrival{At: fromSeconds(a.at), Key: a.key, Cost: 1}
@@ -914,7 +913,7 @@ func (req *SimulateRequest) policyRun(maxArrivals int, charge func(int) error) (
 			run.requests = req.Mix.assign(tr.Arrivals, tiers, run.policy, pat.Seed)
 		}
 	default:
-		run.requests = slices.Grow(policyRequests.get(), len(req.arrivals))[:len(req.arrivals)]
+		run.requests = policyRequests.make(len(req.arrivals))
 		req.requests = run.requests
 		for i, a := range req.arrivals {
 			q := &run.requests[i]

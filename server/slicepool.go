@@ -1,6 +1,9 @@
 package server
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // slicePool keeps big slices of T for the next request. A simulate request
 // of a million arrivals reads them into 48 MB of arrivalIn and builds 32 MB
@@ -18,6 +21,12 @@ func (p *slicePool[T]) get() []T {
 		return (*s)[:0]
 	}
 	return nil
+}
+
+// make returns a slice of n zero elements, in room left by an earlier
+// request if one is kept.
+func (p *slicePool[T]) make(n int) []T {
+	return slices.Grow(p.get(), n)[:n]
 }
 
 // put keeps s for get. It zeroes s first, so the pool holds nothing a
