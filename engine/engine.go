@@ -45,7 +45,6 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -103,8 +102,8 @@ type Engine struct {
 	tiers     map[string]int     // tier name, as written and in ASCII lower case → index in policy.Tiers
 	tierUpper []string           // policy tier index → its name in ASCII upper case
 	tierLimit []int              // policy tier index → index of its limit, -1 if none
-	endpoints []endpoint
-	global    int // index of the global limit, -1 if none
+	routes    routes             // the endpoints
+	global    int                // index of the global limit, -1 if none
 	shadow    bool
 
 	// The clients: ids[key] is a client's id, keyOf[id] its key ("" for
@@ -117,21 +116,6 @@ type Engine struct {
 	lastKey string
 	lastID  int32
 	epoch   uint64 // Reclaims that freed an id
-}
-
-// endpoint is one of the policy's endpoints, ready to match.
-type endpoint struct {
-	method string // upper case
-	parts  []part // its path template
-	cost   int64
-	limit  int // index of its limit, -1 if none
-}
-
-// part is a piece of a path template: a run of literal text, slashes
-// included, or a {name} segment, which matches one non-empty path segment.
-type part struct {
-	lit   string
-	isVar bool
 }
 
 // New builds the engine of p. It fails only when a limit is out of its
@@ -177,14 +161,17 @@ func New(p policy.Policy) (*Engine, error) {
 			e.tierLimit[i] = j
 		}
 	}
+	var eps []endpoint
+	var templates []string
 	for i, pe := range p.Endpoints {
 		ep := endpoint{method: upperASCII(pe.Match.Method), cost: max(pe.Cost, 1), limit: -1}
 		ep.parts = template(pe.Match.Path)
 		if j, ok := byField[fmt.Sprintf("endpoints[%d].limit", i)]; ok {
 			ep.limit = j
 		}
-		e.endpoints = append(e.endpoints, ep)
+		eps, templates = append(eps, ep), append(templates, pe.Match.Path)
 	}
+	e.routes = newRoutes(eps, templates)
 	return e, nil
 }
 
@@ -227,19 +214,16 @@ func (e *Engine) match(q *Request, a *Applicable) {
 			a.Tier, client = i, e.tierLimit[i]
 		}
 	}
-	for i := range e.endpoints {
-		if e.endpoints[i].matches(q.Method, q.Path) {
-			a.Endpoint, a.Cost = i, e.endpoints[i].cost
-			break
-		}
+	if i := e.routes.find(q.Method, q.Path); i >= 0 {
+		a.Endpoint, a.Cost = i, e.routes.eps[i].cost
 	}
 	if q.Key != "" {
 		if client >= 0 {
 			a.Limits[a.N] = client
 			a.N++
 		}
-		if a.Endpoint >= 0 && e.endpoints[a.Endpoint].limit >= 0 {
-			a.Limits[a.N] = e.endpoints[a.Endpoint].limit
+		if a.Endpoint >= 0 && e.routes.eps[a.Endpoint].limit >= 0 {
+			a.Limits[a.N] = e.routes.eps[a.Endpoint].limit
 			a.N++
 		}
 	}
@@ -466,85 +450,3 @@ func (e *Engine) Epoch() uint64 { return e.epoch }
 
 // Keys is how many clients hold state.
 func (e *Engine) Keys() int { return len(e.ids) }
-
-// template splits a path template (its leading '/' implied) into
-// literal runs and {name} segments: "/v1/orders/{id}/items" is "/v1/orders/",
-// {id}, "/items", so a match compares each run at once.
-func template(path string) []part {
-	var parts []part
-	lit := "/"
-	for i, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
-		if i > 0 {
-			lit += "/"
-		}
-		if !policy.IsPlaceholder(seg) {
-			lit += seg
-			continue
-		}
-		if lit != "" {
-			parts = append(parts, part{lit: lit})
-		}
-		parts = append(parts, part{isVar: true})
-		lit = ""
-	}
-	if lit != "" {
-		parts = append(parts, part{lit: lit})
-	}
-	return parts
-}
-
-// matches reports whether a request's method and path match the endpoint,
-// without allocating.
-func (ep *endpoint) matches(method, path string) bool {
-	if !equalFoldUpper(method, ep.method) {
-		return false
-	}
-	for _, p := range ep.parts {
-		if !p.isVar {
-			if !strings.HasPrefix(path, p.lit) {
-				return false
-			}
-			path = path[len(p.lit):]
-			continue
-		}
-		// A segment is short: a loop finds its end sooner than a call
-		// of strings.IndexByte.
-		j := 0
-		for j < len(path) && path[j] != '/' {
-			j++
-		}
-		if j == 0 {
-			return false
-		}
-		path = path[j:]
-	}
-	return path == ""
-}
-
-// equalFoldUpper reports whether s equals upper (already upper case),
-// ignoring ASCII case.
-func equalFoldUpper(s, upper string) bool {
-	if len(s) != len(upper) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != upper[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func upperASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - ('a' - 'A')
-		}
-	}
-	return string(b)
-}

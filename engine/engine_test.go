@@ -528,3 +528,60 @@ func FuzzEndpointMatchesAsRegex(f *testing.F) {
 		}
 	})
 }
+
+// TestRoutesFindTheFirstMatch: with more endpoints than are tried in
+// turn, a request is still to the first endpoint, in policy order, whose
+// method (ignoring ASCII case) and path template match it, the template
+// read as a regular expression (policy.PathRegex), over random policies
+// whose templates share segments and random paths that meet them.
+func TestRoutesFindTheFirstMatch(t *testing.T) {
+	segs := []string{"a", "b", "v1", "{x}", "{id}", ""}
+	reqSegs := []string{"a", "b", "v1", "c", "", "{x}"}
+	methods := []string{"GET", "POST", "get", "Post", "DELETE"}
+	r := rand.New(rand.NewPCG(7, 11))
+	pick := func(from []string, n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = from[r.IntN(len(from))]
+		}
+		return "/" + strings.Join(parts, "/")
+	}
+	for trial := range 300 {
+		n := scanEndpoints + 1 + r.IntN(40)
+		p := basePolicy()
+		p.Defaults.Limit = algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 1}
+		res := make([]*regexp.Regexp, n)
+		for i := range n {
+			m := policy.Match{Method: methods[r.IntN(2)], Path: pick(segs, 1+r.IntN(4))}
+			p.Endpoints = append(p.Endpoints, policy.Endpoint{Match: m, Cost: int64(i + 1)})
+			res[i] = regexp.MustCompile(policy.PathRegex(m.Path))
+		}
+		e := mustEngine(t, p)
+		if e.routes.nodes == nil {
+			t.Fatalf("%d endpoints are tried in turn, not through the tree", n)
+		}
+		for range 200 {
+			method, path := methods[r.IntN(len(methods))], pick(reqSegs, 1+r.IntN(5))
+			switch r.IntN(20) {
+			case 0:
+				path = path[1:]
+			case 1:
+				path = ""
+			}
+			want := -1
+			for i, ep := range p.Endpoints {
+				if strings.EqualFold(ep.Match.Method, method) && res[i].MatchString(path) {
+					want = i
+					break
+				}
+			}
+			a := e.Match(Request{Key: "k", Method: method, Path: path})
+			if a.Endpoint != want {
+				t.Fatalf("trial %d: %s %q: endpoint %d, want %d (%+v)", trial, method, path, a.Endpoint, want, p.Endpoints)
+			}
+			if want >= 0 && a.Cost != int64(want+1) {
+				t.Fatalf("trial %d: %s %q: cost %d, want %d", trial, method, path, a.Cost, want+1)
+			}
+		}
+	}
+}
