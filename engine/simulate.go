@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,6 +70,18 @@ type Summary struct {
 
 // Simulate decides every request of s by p.
 func Simulate(p policy.Policy, s Simulation) (Result, error) {
+	return SimulateContext(context.Background(), p, s)
+}
+
+// checkEvery is how many requests SimulateContext decides between looks
+// at its context.
+const checkEvery = 4096
+
+// SimulateContext is Simulate stopped by ctx: once ctx has ended it
+// returns ctx.Err() within checkEvery requests, so a caller's deadline
+// bounds a run whose requests each cost more than most (a policy of many
+// endpoints whose templates share long prefixes).
+func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result, error) {
 	if len(s.Requests) > MaxRequests {
 		return Result{}, fmt.Errorf("requests: %d is out of range; want at most %d", len(s.Requests), MaxRequests)
 	}
@@ -121,7 +134,12 @@ func Simulate(p policy.Policy, s Simulation) (Result, error) {
 		focus = s.Requests[order[0]].Key
 	}
 	sum := &res.Summary
-	for _, i := range order {
+	for j, i := range order {
+		if j%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+		}
 		q := s.Requests[i]
 		d := e.Decide(q)
 		b := &res.Series[q.At/res.Bin]

@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -71,5 +75,31 @@ func TestSimulateIsDecide(t *testing.T) {
 				t.Errorf("policy %d limit %d: rejected %d (bins %d), want %d", n, j, s.RejectedBy[j], binBy[j], byLimit[j])
 			}
 		}
+	}
+}
+
+// TestSimulateContextStops: a run whose context has ended stops with the
+// context's error instead of deciding its requests; with a live context
+// it is Simulate's run.
+func TestSimulateContextStops(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	p := randomPolicy(r)
+	var reqs []Request
+	for i := range 3 * checkEvery {
+		reqs = append(reqs, randomRequest(r, time.Duration(i)*time.Millisecond))
+	}
+	sim := Simulation{Requests: reqs, Decisions: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	want, err := Simulate(p, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SimulateContext(ctx, p, sim)
+	if err != nil || !slices.Equal(got.Decisions, want.Decisions) || !reflect.DeepEqual(got.Summary, want.Summary) {
+		t.Fatalf("with a live context: error %v, %d decisions, summary %+v; want Simulate's %+v", err, len(got.Decisions), got.Summary, want.Summary)
+	}
+	cancel()
+	if got, err := SimulateContext(ctx, p, sim); !errors.Is(err, context.Canceled) || got.Decisions != nil {
+		t.Fatalf("with an ended context: error %v and %d decisions, want context.Canceled and none", err, len(got.Decisions))
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -325,7 +326,7 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			out, err := run.decide()
+			out, err := run.decide(c.Request().Context())
 			if err != nil {
 				return err
 			}
@@ -1096,9 +1097,12 @@ type policyAnswer struct {
 // decide runs the requests through the policy (engine.Simulate decides
 // them in time order, stably, as the limiter form does) and answers in the
 // order sent.
-func (run *policyRun) decide() (*policyAnswer, error) {
+func (run *policyRun) decide(ctx context.Context) (*policyAnswer, error) {
 	qs := run.requests
-	res, err := engine.Simulate(run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: true})
+	res, err := engine.SimulateContext(ctx, run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: true})
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return nil, err // the client left, or the deadline passed
+	}
 	if err != nil {
 		// Its errors name its own fields: bin, or requests (the arrivals).
 		if msg, ok := strings.CutPrefix(err.Error(), "bin: "); ok {

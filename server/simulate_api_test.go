@@ -651,3 +651,27 @@ func TestSimulateAPIPolicyUnlimitedRemainingIsExactInFloat64(t *testing.T) {
 		t.Errorf("series %+v, want its first bin's remaining %d", out.Series, int64(exact))
 	}
 }
+
+// TestPolicySimulationStopsAtItsDeadline: a policy's run that passes the
+// heavy requests' deadline stops and is answered 503 with Retry-After
+// before its answer starts (it ran to the end and answered 200 with a
+// cut answer: the engine took no context).
+func TestPolicySimulationStopsAtItsDeadline(t *testing.T) {
+	body := `{"policy": ` + tieredPolicy("enforce") + `, "pattern": {"name": "poisson", "rate": 5, "duration": 10, "clients": 30}, "decisions": false}`
+	for _, timeout := range []time.Duration{time.Nanosecond, time.Minute} {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/simulate", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		newServer(config{heavyTimeout: timeout}).ServeHTTP(rec, req)
+		want := http.StatusOK
+		if timeout == time.Nanosecond {
+			want = http.StatusServiceUnavailable
+		}
+		if rec.Code != want {
+			t.Fatalf("deadline %v: status %d, want %d\n%.300s", timeout, rec.Code, want, rec.Body)
+		}
+		if want == http.StatusServiceUnavailable && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "deadline")) {
+			t.Errorf("past its deadline: Retry-After %q, body %s; want a wait and the reason", rec.Header().Get("Retry-After"), rec.Body)
+		}
+	}
+}
