@@ -585,3 +585,85 @@ func TestRoutesFindTheFirstMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteMemoWalksOncePerString: in a Simulate, a request whose method
+// and path are strings seen before (the same bytes at the same address)
+// gets the endpoint found for them without a walk of the tree; the same
+// bytes elsewhere, a shorter string at the same address, or another
+// method are found afresh, and every answer is the one without the memo.
+func TestRouteMemoWalksOncePerString(t *testing.T) {
+	var eps []endpoint
+	var templates []string
+	for i := range 20 {
+		tp := fmt.Sprintf("/v1/r%d/{id}", i/2)
+		eps = append(eps, endpoint{method: []string{"GET", "POST"}[i%2], parts: template(tp)})
+		templates = append(templates, tp)
+	}
+	plain, memo := newRoutes(eps, templates), newRoutes(eps, templates)
+	memo.memo = routeMemo{}
+	paths := []string{"/v1/r3/7", "/v1/r9/x", "/v1/none/1", "/v1/r3/77"}
+	type req struct{ method, path string }
+	var reqs []req
+	for range 50 {
+		for _, p := range paths {
+			reqs = append(reqs, req{"GET", p}, req{"post", p})
+		}
+	}
+	// The same bytes at another address, and a prefix at the same one.
+	reqs = append(reqs, req{"GET", strings.Clone(paths[0])}, req{"GET", paths[3][:len(paths[0])]}, req{"GET", paths[3][:7]})
+	for i, q := range reqs {
+		if got, want := memo.find(q.method, q.path), plain.find(q.method, q.path); got != want {
+			t.Fatalf("request %d, %s %s: endpoint %d, want %d", i, q.method, q.path, got, want)
+		}
+	}
+	if want := 2*len(paths) + 3; memo.walks != want {
+		t.Errorf("%d walks for %d requests of %d strings, want %d", memo.walks, len(reqs), want, want)
+	}
+	// Past maxMemo strings of their own, requests walk without it.
+	for i := range maxMemo {
+		memo.find("GET", fmt.Sprint("/v1/r", i%10, "/", i))
+	}
+	if memo.memo != nil {
+		t.Errorf("the memo holds %d strings, past its bound of %d", len(memo.memo), maxMemo)
+	}
+}
+
+// TestSimulateManyEndpointsIsDecide: Simulate, which remembers each
+// method and path's endpoint, decides a policy of many endpoints as
+// Decide does, for requests whose strings are shared and for requests
+// whose strings are each their own.
+func TestSimulateManyEndpointsIsDecide(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := range 10 {
+		p := randomPolicy(r)
+		p.Endpoints = nil
+		for i := range scanEndpoints + 1 + r.IntN(10) {
+			ep := policy.Endpoint{Match: policy.Match{Method: []string{"GET", "post"}[r.IntN(2)], Path: templates[r.IntN(len(templates))]}, Cost: int64(1 + i%3)}
+			if r.IntN(2) == 0 {
+				ep.Limit = randomSpec(r)
+			}
+			p.Endpoints = append(p.Endpoints, ep)
+		}
+		var reqs []Request
+		for i := range 2000 {
+			q := randomRequest(r, time.Duration(i)*time.Millisecond)
+			if n%2 == 1 {
+				q.Method, q.Path = strings.Clone(q.Method), strings.Clone(q.Path)
+			}
+			reqs = append(reqs, q)
+		}
+		res, err := Simulate(p, Simulation{Requests: reqs, Decisions: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := mustEngine(t, p)
+		if e.routes.nodes == nil {
+			t.Fatal("the policy's endpoints are tried in turn, not through the tree")
+		}
+		for i, q := range reqs {
+			if got, want := res.Decisions[i], e.Decide(q); got != want {
+				t.Fatalf("policy %d request %d: got %+v, want %+v", n, i, got, want)
+			}
+		}
+	}
+}

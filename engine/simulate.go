@@ -92,6 +92,9 @@ func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result
 	if err != nil {
 		return Result{}, err
 	}
+	if e.routes.nodes != nil {
+		e.routes.memo = routeMemo{}
+	}
 	n := len(e.Limits())
 	res := Result{Limits: e.Limits(), Summary: Summary{Checked: make([]int64, n), RejectedBy: make([]int64, n), FirstRejection: -1}}
 	order := make([]int, len(s.Requests))

@@ -84,6 +84,33 @@ var attacks = []attack{
 				send(ctx, a.client, a.t, a.ip(0), http.MethodPost, a.base+"/api/v1/simulate", "application/json", strings.NewReader(body))
 			})
 		}},
+	{"simulate-endpoint-maze", "a policy of 100 endpoints whose templates (8 segments, each {x} or the same 130-byte word) one path reaches every node of without a match made a policy's decision cost 10 µs: a 100 KB pattern request of a million arrivals took 11.7 s of CPU (10 × an ordinary one), and a policy's run heeded no deadline",
+		func(ctx context.Context, a *attacker) {
+			word := strings.Repeat("w", 130)
+			var eps []string
+			for i := range 100 {
+				path := ""
+				for j := range 7 {
+					if (i>>j)&1 == 0 {
+						path += "/{x}"
+					} else {
+						path += "/" + word
+					}
+				}
+				eps = append(eps, fmt.Sprintf(`{"match":{"method":"GET","path":"%s/e%d"}}`, path, i))
+			}
+			body := `{"policy":{"apiVersion":"ratelab/v1","kind":"RateLimitPolicy","metadata":{"name":"maze"},"service":{"capacity":1000},` +
+				`"defaults":{"limit":{"algorithm":"token_bucket","rate":10,"burst":20}},"endpoints":[` + strings.Join(eps, ",\n") + `]},` +
+				`"pattern":{"name":"poisson","rate":10,"duration":95,"clients":1000},` +
+				`"mix":{"requests":[{"method":"GET","path":"` + strings.Repeat("/"+word, 7) + `/none","share":1}]},"decisions":false}`
+			// One alone (three at once would each hold the request the
+			// limiter charged on the way in, and none could then pay for
+			// its arrivals), then three more at once.
+			send(ctx, a.client, a.t, a.ip(0), http.MethodPost, a.base+"/api/v1/simulate", "application/json", strings.NewReader(body))
+			parallel(3, func(i int) {
+				send(ctx, a.client, a.t, a.ip(0), http.MethodPost, a.base+"/api/v1/simulate", "application/json", strings.NewReader(body))
+			})
+		}},
 	{"lint-yaml-bomb", "1 MiB of '{' cost 300 MB of heap before the depth check; 40 lints at once killed the server",
 		func(ctx context.Context, a *attacker) {
 			parallel(40, func(i int) {
