@@ -66,6 +66,15 @@ type Summary struct {
 	Checked, RejectedBy []int64
 	// FirstRejection is when the first request was rejected, or -1.
 	FirstRejection time.Duration
+	// Tiers counts the requests by the tier whose limit applied:
+	// Tiers[0] the default limit's (no tier, or an unknown one),
+	// Tiers[1+i] the policy's tier i.
+	Tiers []TierCount
+}
+
+// TierCount is one tier's requests: offered, admitted, rejected.
+type TierCount struct {
+	Offered, Admitted, Rejected int64
 }
 
 // Simulate decides every request of s by p.
@@ -96,7 +105,8 @@ func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result
 		e.routes.memo = routeMemo{}
 	}
 	n := len(e.Limits())
-	res := Result{Limits: e.Limits(), Summary: Summary{Checked: make([]int64, n), RejectedBy: make([]int64, n), FirstRejection: -1}}
+	res := Result{Limits: e.Limits(), Summary: Summary{Checked: make([]int64, n), RejectedBy: make([]int64, n), FirstRejection: -1,
+		Tiers: make([]TierCount, 1+len(p.Tiers))}}
 	order := make([]int, len(s.Requests))
 	for i := range order {
 		order[i] = i
@@ -152,13 +162,17 @@ func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result
 		for _, l := range d.Limits[:d.N] {
 			sum.Checked[l]++
 		}
+		tier := &sum.Tiers[d.Tier+1]
+		tier.Offered++
 		if d.Allowed {
 			b.Admitted++
 			sum.Admitted++
 			sum.AdmittedCost += d.Cost
+			tier.Admitted++
 		} else {
 			b.Rejected++
 			sum.Rejected++
+			tier.Rejected++
 			if d.Rejected >= 0 {
 				b.RejectedBy[d.Rejected]++
 				sum.RejectedBy[d.Rejected]++

@@ -42,17 +42,25 @@ func TestSimulateIsDecide(t *testing.T) {
 		e := mustEngine(t, p)
 		var admitted, rejected int64
 		byLimit := make([]int64, len(e.Limits()))
+		byTier := make([]TierCount, 1+len(p.Tiers))
 		for i, q := range reqs {
 			want := e.Decide(q)
 			if got := res.Decisions[perm[i]]; got != want {
 				t.Fatalf("policy %d request %d: got %+v, want %+v", n, i, got, want)
 			}
+			tc := &byTier[want.Tier+1]
+			tc.Offered++
 			if want.Allowed {
 				admitted++
+				tc.Admitted++
 			} else {
 				rejected++
 				byLimit[want.Rejected]++
+				tc.Rejected++
 			}
+		}
+		if !slices.Equal(res.Summary.Tiers, byTier) {
+			t.Errorf("policy %d: by tier %+v, want %+v", n, res.Summary.Tiers, byTier)
 		}
 		var binAdmitted, binRejected int64
 		binBy := make([]int64, len(byLimit))

@@ -326,7 +326,7 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			out, err := run.decide(c.Request().Context())
+			out, err := run.decide(c.Request().Context(), req.withDecisions())
 			if err != nil {
 				return err
 			}
@@ -1096,10 +1096,11 @@ type policyAnswer struct {
 
 // decide runs the requests through the policy (engine.Simulate decides
 // them in time order, stably, as the limiter form does) and answers in the
-// order sent.
-func (run *policyRun) decide(ctx context.Context) (*policyAnswer, error) {
+// order sent; without decisions the run keeps none (a million of them
+// are about 100 MB), only the summary and the series.
+func (run *policyRun) decide(ctx context.Context, decisions bool) (*policyAnswer, error) {
 	qs := run.requests
-	res, err := engine.SimulateContext(ctx, run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: true})
+	res, err := engine.SimulateContext(ctx, run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: decisions})
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return nil, err // the client left, or the deadline passed
 	}
@@ -1121,17 +1122,10 @@ func (run *policyRun) decide(ctx context.Context) (*policyAnswer, error) {
 	for i, l := range res.Limits {
 		sum.Limits[i] = LimitSummary{Name: l.Name, Field: l.Field, Spec: l.Spec.String(), Checked: s.Checked[i], Rejected: s.RejectedBy[i]}
 	}
-	sum.Tiers[0] = TierSummary{Field: "defaults"}
-	for i, t := range run.policy.Tiers {
-		sum.Tiers[1+i] = TierSummary{Name: t.Name, Field: fmt.Sprintf("tiers[%d]", i)}
-	}
-	for _, d := range res.Decisions {
-		t := &sum.Tiers[d.Tier+1]
-		t.Offered++
-		if d.Allowed {
-			t.Admitted++
-		} else {
-			t.Rejected++
+	for i, t := range s.Tiers {
+		sum.Tiers[i] = TierSummary{Field: "defaults", Offered: t.Offered, Admitted: t.Admitted, Rejected: t.Rejected}
+		if i > 0 {
+			sum.Tiers[i].Name, sum.Tiers[i].Field = run.policy.Tiers[i-1].Name, fmt.Sprintf("tiers[%d]", i-1)
 		}
 	}
 	out.Series = make([]PolicyBin, len(res.Series))

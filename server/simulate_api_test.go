@@ -675,3 +675,57 @@ func TestPolicySimulationStopsAtItsDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicySummaryWithoutDecisions: a policy's run without decisions
+// (which keeps none) answers the same summary, tiers included, and
+// series as the run with every decision, whose tiers add up its
+// decisions.
+func TestPolicySummaryWithoutDecisions(t *testing.T) {
+	run := func(decisions bool) map[string]json.RawMessage {
+		body := fmt.Sprintf(`{"policy": %s, "pattern": {"name": "poisson", "rate": 5, "duration": 10, "clients": 30},
+			"mix": {"tiers": [{"name": "paid", "share": 0.3}, {"name": "free", "share": 0.5}], "requests": [{"method": "GET", "path": "/v1/reports/1", "share": 0.5}]},
+			"seed": 9, "decisions": %t}`, tieredPolicy("enforce"), decisions)
+		rec := post(t, "/api/v1/simulate", "application/json", body)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("decisions %t: status %d: %s", decisions, rec.Code, rec.Body)
+		}
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all, summary := run(true), run(false)
+	if _, ok := summary["decisions"]; ok {
+		t.Error("decisions in an answer without decisions")
+	}
+	for _, m := range []string{"summary", "series", "bin"} {
+		if !bytes.Equal(all[m], summary[m]) {
+			t.Errorf("%s without decisions:\n%s\nwith:\n%s", m, summary[m], all[m])
+		}
+	}
+	var decs []PolicyDecision
+	var sum PolicySummary
+	if err := json.Unmarshal(all["decisions"], &decs); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(all["summary"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	var offered, admitted int64
+	for _, tier := range sum.Tiers {
+		if tier.Offered == 0 {
+			t.Errorf("tier %q offered nothing: the comparison shows little", tier.Field)
+		}
+		offered, admitted = offered+tier.Offered, admitted+tier.Admitted
+	}
+	n := int64(0)
+	for _, d := range decs {
+		if d.Allowed {
+			n++
+		}
+	}
+	if offered != int64(len(decs)) || admitted != n {
+		t.Errorf("tiers offered %d, admitted %d; the decisions are %d, %d admitted", offered, admitted, len(decs), n)
+	}
+}
