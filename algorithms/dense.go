@@ -22,6 +22,9 @@ type Dense interface {
 	Rested(id int32, now time.Duration) bool
 	// Drop puts id's state back to rested, freeing what it held.
 	Drop(id int32)
+	// Reset puts every id's state back to rested, keeping the room the
+	// ids took for the next ones.
+	Reset()
 	// Spec returns the algorithm and its parameters.
 	Spec() Spec
 }
@@ -71,6 +74,11 @@ func (d *dense[S]) Drop(id int32) {
 		var zero S
 		d.states[id] = zero
 	}
+}
+
+func (d *dense[S]) Reset() {
+	clear(d.states)
+	d.states = d.states[:0]
 }
 
 func (d *dense[S]) Spec() Spec { return d.spec }

@@ -90,3 +90,29 @@ func TestDenseUnusedIsRested(t *testing.T) {
 		t.Fatal("an id below a used one, never used itself, is not rested")
 	}
 }
+
+// TestDenseResetIsNew: after Reset, a used Dense decides the same
+// requests as a new one of its spec, ids past its old ones included.
+func TestDenseResetIsNew(t *testing.T) {
+	for _, spec := range keySpecs {
+		t.Run(spec.String(), func(t *testing.T) {
+			used, _ := NewDense(spec)
+			keys := []string{"a", "b", "c", "d"}
+			reqs := newKeyRequests(spec, keys, 2)
+			for range 5000 {
+				key, now, cost := reqs.next()
+				used.Allow(int32(key[0]-'a'), now, cost)
+			}
+			used.Reset()
+			fresh, _ := NewDense(spec)
+			reqs = newKeyRequests(spec, append(keys, "e", "f"), 3)
+			for i := range 5000 {
+				key, now, cost := reqs.next()
+				id := int32(key[0] - 'a')
+				if got, want := used.Allow(id, now, cost), fresh.Allow(id, now, cost); got != want {
+					t.Fatalf("request %d (id %d, cost %d, at %v) after Reset: %+v, a new Dense %+v", i, id, cost, now, got, want)
+				}
+			}
+		})
+	}
+}

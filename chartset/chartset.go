@@ -11,6 +11,7 @@
 package chartset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -474,19 +475,24 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	for j := range at {
 		at[j] = arrivals[j].At
 	}
+	// One engine for every run: each starts from its fresh state.
+	e, err := engine.New(p)
+	if err != nil {
+		return nil, info, fmt.Errorf("policy simulation: %w", err)
+	}
 	reqs := make([]engine.Request, len(arrivals))
 	for i, c := range classes {
 		for j, a := range arrivals {
 			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier, Method: c.Method, Path: c.Path}
 		}
 		keep := shown == len(arrivals)
-		run, err := engine.Simulate(p, engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus, Decisions: keep})
+		run, err := e.Simulate(context.Background(), engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus, Decisions: keep})
 		if err != nil {
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
 		decisions := run.Decisions
 		if !keep {
-			first, err := engine.Simulate(p, engine.Simulation{Requests: reqs[:shown], Decisions: true})
+			first, err := e.Simulate(context.Background(), engine.Simulation{Requests: reqs[:shown], Decisions: true})
 			if err != nil {
 				return nil, info, fmt.Errorf("policy simulation: %w", err)
 			}

@@ -444,8 +444,21 @@ func (e *Engine) Reclaim(now time.Duration) int {
 	return n
 }
 
-// Epoch counts the Reclaims that freed an id: an id from Client stays its
-// client's while Epoch returns the same number.
+// Reset puts the engine back to its fresh state, as New returns it: no
+// client, every limit rested. The ids of Client change (Epoch).
+func (e *Engine) Reset() {
+	for _, st := range e.states {
+		st.Reset()
+	}
+	clear(e.ids)
+	clear(e.keyOf)
+	e.keyOf, e.free = e.keyOf[:0], e.free[:0]
+	e.lastKey, e.lastID = "", -1
+	e.epoch++
+}
+
+// Epoch counts the Reclaims that freed an id, and the Resets: an id from
+// Client stays its client's while Epoch returns the same number.
 func (e *Engine) Epoch() uint64 { return e.epoch }
 
 // Keys is how many clients hold state.

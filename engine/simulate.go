@@ -91,22 +91,43 @@ const checkEvery = 4096
 // bounds a run whose requests each cost more than most (a policy of many
 // endpoints whose templates share long prefixes).
 func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result, error) {
-	if len(s.Requests) > MaxRequests {
-		return Result{}, fmt.Errorf("requests: %d is out of range; want at most %d", len(s.Requests), MaxRequests)
-	}
-	if s.Bin < 0 {
-		return Result{}, errors.New("bin: want a duration of at least 0")
+	if err := s.check(); err != nil {
+		return Result{}, err
 	}
 	e, err := New(p)
 	if err != nil {
 		return Result{}, err
 	}
+	return e.Simulate(ctx, s)
+}
+
+// check is the error of a simulation too large or with a negative bin.
+func (s *Simulation) check() error {
+	if len(s.Requests) > MaxRequests {
+		return fmt.Errorf("requests: %d is out of range; want at most %d", len(s.Requests), MaxRequests)
+	}
+	if s.Bin < 0 {
+		return errors.New("bin: want a duration of at least 0")
+	}
+	return nil
+}
+
+// Simulate is SimulateContext through e, from its fresh state (Reset): a
+// caller that runs one policy many times (the designer's classes of
+// clients) builds its engine once. It leaves e in the state after the
+// last request.
+func (e *Engine) Simulate(ctx context.Context, s Simulation) (Result, error) {
+	if err := s.check(); err != nil {
+		return Result{}, err
+	}
+	e.Reset()
 	if e.routes.nodes != nil {
 		e.routes.memo = routeMemo{}
+		defer func() { e.routes.memo = nil }() // its strings are the caller's for the call only
 	}
 	n := len(e.Limits())
 	res := Result{Limits: e.Limits(), Summary: Summary{Checked: make([]int64, n), RejectedBy: make([]int64, n), FirstRejection: -1,
-		Tiers: make([]TierCount, 1+len(p.Tiers))}}
+		Tiers: make([]TierCount, 1+len(e.tierLimit))}}
 	order := make([]int, len(s.Requests))
 	for i := range order {
 		order[i] = i

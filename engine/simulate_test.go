@@ -111,3 +111,31 @@ func TestSimulateContextStops(t *testing.T) {
 		t.Fatalf("with an ended context: error %v and %d decisions, want context.Canceled and none", err, len(got.Decisions))
 	}
 }
+
+// TestEngineSimulateStartsFresh: an engine's Simulate, run again and
+// again, decides each run as a new engine does (SimulateContext).
+func TestEngineSimulateStartsFresh(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for n := range 10 {
+		p := randomPolicy(r)
+		e := mustEngine(t, p)
+		for run := range 3 {
+			var reqs []Request
+			for i := range 300 {
+				reqs = append(reqs, randomRequest(r, time.Duration(i)*20*time.Millisecond))
+			}
+			sim := Simulation{Requests: reqs, Decisions: true}
+			got, err := e.Simulate(context.Background(), sim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Simulate(p, sim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("policy %d run %d: the engine's %+v, a new engine's %+v", n, run, got.Summary, want.Summary)
+			}
+		}
+	}
+}

@@ -562,6 +562,7 @@ func BenchmarkDesignerRecompute(b *testing.B) {
 		{"example", ""},
 		// The README's tiered example.
 		{"tiered", "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"},
+		{"largest", largestDesign()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -573,6 +574,21 @@ func BenchmarkDesignerRecompute(b *testing.B) {
 			}
 		})
 	}
+}
+
+// largestDesign is a design as large as the designer takes: 16 tiers and
+// 100 endpoints, each endpoint with a limit of its own, so 117 classes of
+// clients for the policy's charts.
+func largestDesign() string {
+	q := []string{"capacity=20000&p99=5"}
+	for i := range calc.MaxTiers {
+		q = append(q, fmt.Sprintf("tiers.%d.name=t%d&tiers.%d.clients=%d&tiers.%d.multiplier=%d", i, i, i, 10+i, i, 1+i%4))
+	}
+	for i := range calc.MaxEndpoints {
+		q = append(q, fmt.Sprintf("endpoints.%d.method=GET&endpoints.%d.path=%%2Fv1%%2Fr%d%%2F%%7Bid%%7D&endpoints.%d.cost=%d"+
+			"&endpoints.%d.limit.algorithm=gcra&endpoints.%d.limit.rate=%d&endpoints.%d.limit.burst=%d", i, i, i, i, 1+i%5, i, i, 5+i, i, 10+i))
+	}
+	return strings.Join(q, "&")
 }
 
 // TestPolicyChartsShowEveryTier: the designer's own-policy charts have a
