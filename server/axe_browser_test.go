@@ -141,6 +141,7 @@ func TestBrowserAxe(t *testing.T) {
 	}{
 		{"designer light", "/", "light", chartsThemed("light")},
 		{"designer dark", "/", "dark", chartsThemed("dark")},
+		{"designer, the largest design", "/?" + largestDesign(), "light", chartsThemed("light")},
 		{"exports", "/exports?" + embedDesign, "light", "document.readyState === 'complete'"},
 		{"exports dark", "/exports?" + embedDesign, "dark", "document.readyState === 'complete'"},
 		{"measure", "/measure", "light", "document.readyState === 'complete'"},

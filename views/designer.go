@@ -356,6 +356,16 @@ type PolicyView struct {
 	Findings []Finding
 }
 
+// ShownLimits is how many of the policy's limits its table shows before
+// a reader asks for the rest: a policy of 16 tiers and 100 endpoints has
+// 117, which on a phone would put the checks and the charts 17 000
+// pixels down.
+const ShownLimits = 8
+
+// MoreLimits is how many of the policy's limits the table hides until
+// asked.
+func (p PolicyView) MoreLimits() int { return max(len(p.Limits)-ShownLimits, 0) }
+
 // LimitView is one limit of the policy. Spec is the limit as resolved
 // ("gcra(rate=20/s, burst=200)"), "" for a tier that inherits the default
 // limit (Inherits) and a limit left out; Proposal the calculator's, "" when
