@@ -11,10 +11,12 @@
 package chartset
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -444,8 +446,10 @@ func Caption(res calc.Result, pattern algorithms.PatternName, info Info) string 
 // engine: one run for each class of clients (the clients of the default
 // limit, and each tier's), every run sending all of the pattern's arrivals,
 // with their keys, as that class. The requests name no endpoint, so each
-// costs 1; the pattern's retries are not replayed. A pattern the charts
-// cannot show is a *PatternError, as in Build.
+// costs 1; the pattern's retries are not replayed. Past MaxChartClasses
+// classes the charts show the first and those with the most rejections
+// (chartClasses), and say so. A pattern the charts cannot show is a
+// *PatternError, as in Build.
 func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error) {
 	traffic, err := generate(pat)
 	if err != nil {
@@ -464,13 +468,13 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 	info := Info{Arrivals: len(arrivals), Focus: arrivals[0].Key}
 	last := arrivals[len(arrivals)-1].At
 	until := followUntil(last)
-	lanes := make([]views.PolicyLane, len(classes))
-	timeline := make([]views.TimelineClass, len(classes))
-	// The timeline shows each class's first requests, decided by the
-	// class's own run when it is short enough to keep every decision,
+	// The timeline shows each charted class's first requests, decided by
+	// the class's own run when it is short enough to keep every decision,
 	// else by a run of just those requests (decisions depend only on the
 	// requests before them, so they are the same).
-	shown := min(len(arrivals), MaxTimelinePoints/len(classes))
+	charted := min(len(classes), MaxChartClasses)
+	shown := min(len(arrivals), MaxTimelinePoints/charted)
+	keep := shown == len(arrivals)
 	at := make([]time.Duration, shown)
 	for j := range at {
 		at[j] = arrivals[j].At
@@ -481,34 +485,45 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		return nil, info, fmt.Errorf("policy simulation: %w", err)
 	}
 	reqs := make([]engine.Request, len(arrivals))
-	for i, c := range classes {
+	requests := func(c Class) []engine.Request {
 		for j, a := range arrivals {
 			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier, Method: c.Method, Path: c.Path}
 		}
-		keep := shown == len(arrivals)
-		run, err := e.Simulate(context.Background(), engine.Simulation{Requests: reqs, Until: until, Focus: info.Focus, Decisions: keep})
-		if err != nil {
+		return reqs
+	}
+	runs := make([]engine.Result, len(classes))
+	for i, c := range classes {
+		if runs[i], err = e.Simulate(context.Background(), engine.Simulation{Requests: requests(c), Until: until, Focus: info.Focus, Decisions: keep}); err != nil {
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
+	}
+	chosen := chartClasses(runs)
+	lanes := make([]views.PolicyLane, len(chosen))
+	timeline := make([]views.TimelineClass, len(chosen))
+	for k, i := range chosen {
+		run := runs[i]
 		decisions := run.Decisions
 		if !keep {
-			first, err := e.Simulate(context.Background(), engine.Simulation{Requests: reqs[:shown], Decisions: true})
+			first, err := e.Simulate(context.Background(), engine.Simulation{Requests: requests(classes[i])[:shown], Decisions: true})
 			if err != nil {
 				return nil, info, fmt.Errorf("policy simulation: %w", err)
 			}
 			decisions = first.Decisions
 		}
 		run.Decisions = nil
-		lanes[i] = views.PolicyLane{Name: c.Name, Run: run}
+		lanes[k] = views.PolicyLane{Name: classes[i].Name, Run: run}
 		names := make([]string, len(run.Limits))
 		for j, l := range run.Limits {
 			names[j] = l.Name + " limit"
 		}
-		timeline[i] = views.TimelineClass{Name: c.Name, At: at, Decisions: decisions, Limits: names}
+		timeline[k] = views.TimelineClass{Name: classes[i].Name, At: at, Decisions: decisions, Limits: names}
 	}
 	caption := fmt.Sprintf("pattern %s, %d requests", pat.Name, len(arrivals))
 	if g := p.Global.Limit; g.Algorithm != "" {
 		caption += ", global limit " + views.SpecLabel(g)
+	}
+	if len(chosen) < len(classes) {
+		caption += fmt.Sprintf("; %d of the policy's %d classes of clients: the first and the %d others with the most rejections", len(chosen), len(classes), len(chosen)-1)
 	}
 	charts := []views.Chart{views.PolicyTimeline(timeline, shown, len(arrivals))}
 	load, err := loadChart(p, arrivals, until, lanes[0].Run.Bin)
@@ -519,6 +534,30 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		charts = append(charts, *load)
 	}
 	return append(charts, views.PolicyCharts(lanes, caption)...), info, nil
+}
+
+// MaxChartClasses is how many classes of clients the policy's charts
+// show: a policy of 16 tiers and 100 endpoint limits has 117, whose lines
+// and legend no chart can show apart.
+const MaxChartClasses = 8
+
+// chartClasses picks the classes the charts show, by index into runs
+// (each class's run), in order: all of them up to MaxChartClasses, else
+// the first (the default's clients, or the first tier's) and the others
+// that the policy rejected most (the earlier of equals).
+func chartClasses(runs []engine.Result) []int {
+	all := make([]int, len(runs))
+	for i := range all {
+		all[i] = i
+	}
+	if len(runs) <= MaxChartClasses {
+		return all
+	}
+	rest := all[1:]
+	slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(runs[b].Summary.Rejected, runs[a].Summary.Rejected) })
+	chosen := append([]int{0}, rest[:MaxChartClasses-1]...)
+	slices.Sort(chosen)
+	return chosen
 }
 
 // MaxTimelinePoints bounds the requests the timeline draws, over all

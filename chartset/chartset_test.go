@@ -130,6 +130,57 @@ func TestPolicyChartsEveryLimit(t *testing.T) {
 	}
 }
 
+// TestPolicyChartsShowTheMostRejectedClasses: past MaxChartClasses
+// classes the charts show the first and the others rejected most, in
+// policy order, and the caption says so. Each endpoint class here meets
+// the default limit (burst 100) and its endpoint's fixed window of 10,
+// 20, … 120 per hour, so in a burst of 300 it admits min(limit, 100):
+// the lowest windows reject most.
+func TestPolicyChartsShowTheMostRejectedClasses(t *testing.T) {
+	p := policy.Policy{APIVersion: policy.APIVersion, Kind: policy.Kind, Metadata: policy.Metadata{Name: "many"},
+		Service:  policy.Service{Capacity: 1000},
+		Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 100}},
+	}
+	// The widest windows first, so the most rejected are not the first
+	// in policy order.
+	for i := 12; i >= 1; i-- {
+		p.Endpoints = append(p.Endpoints, policy.Endpoint{Match: policy.Match{Method: "GET", Path: fmt.Sprintf("/v1/e%d/{id}", i)},
+			Limit: algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: int64(10 * i), Window: time.Hour}})
+	}
+	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	pattern.Count = 300
+	charts, _, err := Policy(p, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cum views.Chart
+	for _, c := range charts {
+		if c.ID == views.ChartPolicyCumulative {
+			cum = c
+		}
+	}
+	// The default, then the windows of 70 down to 10, in policy order.
+	want := []string{views.SeriesOffered, "default: token_bucket(rate=1/s, burst=100)"}
+	admitted := []string{"300", "100"}
+	for i := 7; i >= 1; i-- {
+		want = append(want, fmt.Sprintf("endpoint GET /v1/e%d/{id}: fixed_window(limit=%d, window=60 min)", i, 10*i))
+		admitted = append(admitted, strconv.Itoa(10*i))
+	}
+	if got := cum.Table.Columns[1:]; !slices.Equal(got, want) {
+		t.Fatalf("series %q, want %q", got, want)
+	}
+	last := cum.Table.Rows[len(cum.Table.Rows)-1][1:]
+	for i := range last {
+		last[i] = strings.TrimSuffix(last[i], ".0")
+	}
+	if !slices.Equal(last, admitted) {
+		t.Errorf("admitted in all %v, want %v", last, admitted)
+	}
+	if !strings.Contains(cum.Caption, "8 of the policy's 13 classes of clients: the first and the 7 others with the most rejections") {
+		t.Errorf("caption %q does not say which classes it shows", cum.Caption)
+	}
+}
+
 // TestRetryStormFollowsTheDesign: the storm's clients retry as the
 // design's retry policy says: no client retries more than the design's
 // attempts, with 2 attempts some give up, more attempts offer more
