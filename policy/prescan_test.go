@@ -233,6 +233,11 @@ func TestPrescanBombs(t *testing.T) {
 		// '%' is then a directive.
 		{"tabs in a double-quoted string", fill("a: \"x"+strings.Repeat("\t", 60_000)+"y\"\n", MaxSize), "a tab inside a double-quoted string"},
 		{"a tab that skips past its quote", append([]byte("\"\t0\"0"), fill("%", 60_000)...), "a tab inside a double-quoted string"},
+		// A tab in the indentation past the last delimiter's column
+		// takes no column, to the tokenizer: "\t>" at the top is a block
+		// scalar header at column 1, whose text must be indented, so
+		// each '>' line below is a header and an empty scalar.
+		{"a tab before a block scalar header", append([]byte("\t>\n"), fill(">\n", 2*(MaxLines-1))...), "tokens"},
 		{"keys", fill("k: 1\n", MaxSize), "keys"},
 		{"lines", fill("\n", MaxSize), "lines"},
 		{"one line", fill("a", MaxSize), "bytes long"},
