@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,10 +90,26 @@ func decode(data []byte, check bool) (Policy, error) {
 	if err := checkUTF8(data); err != nil {
 		return Policy{}, Errors{err}
 	}
+	data = jsonSpaces(data)
 	if err := prescan(data); err != nil {
 		return Policy{}, Errors{err}
 	}
 	return parse(data, check)
+}
+
+// jsonSpaces is data with every tab a space when data is a JSON object (a
+// policy sent as JSON, indented with tabs as some encoders do): JSON has
+// tabs only between its tokens, a string's being escaped, where a space
+// means the same, and the pre-scan refuses a tab there (syntaxTab).
+// Other data is returned as it is.
+func jsonSpaces(data []byte) []byte {
+	if bytes.IndexByte(data, '\t') < 0 {
+		return data
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(data) {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 }
 
 // parse decodes a document that passed prescan.

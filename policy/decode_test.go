@@ -2,8 +2,10 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -227,5 +229,53 @@ sizing:
 		if got := string(encode(t, p)); got != want {
 			t.Fatalf("got\n%s\nwant\n%s", got, want)
 		}
+	}
+}
+
+// TestDecodeTabs: a tab outside quoted strings, comments and block
+// scalars is refused where it is, in YAML; a JSON policy indented with
+// tabs decodes as the same policy without them; tabs inside a single
+// quoted string, a comment and a block scalar are kept.
+func TestDecodeTabs(t *testing.T) {
+	const compact = `{"apiVersion": "ratelab/v1", "kind": "RateLimitPolicy", "metadata": {"name": "tabs", "description": "a\tb"},` +
+		` "service": {"capacity": 100}, "defaults": {"limit": {"algorithm": "gcra", "rate": 5, "burst": 10}}}`
+	want, err := Decode(strings.NewReader(compact))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Metadata.Description != "a\tb" {
+		t.Fatalf("description %q, want the escaped tab", want.Metadata.Description)
+	}
+	var tabbed bytes.Buffer
+	if err := json.Indent(&tabbed, []byte(compact), "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bytes.NewReader(tabbed.Bytes()))
+	if err != nil {
+		t.Fatalf("JSON indented with tabs: %v\n%s", err, tabbed.Bytes())
+	}
+	got.pos, want.pos = nil, nil // where each field was differs
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON indented with tabs decodes as %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct{ name, doc, at string }{
+		{"indentation", head + "service:\n\tcapacity: 100\n", "5:1"},
+		{"after a key", head + "service: {capacity:\t100}\n", "4:20"},
+		{"in a plain scalar", head + "service: {capacity: 100}\ndefaults: {mode: a\tb}\n", "5:19"},
+		{"JSON that is not valid", "{\"apiVersion\":\t\"ratelab/v1\",}", "1:15"},
+	} {
+		_, err := Decode(strings.NewReader(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.at+": a tab outside a quoted string") {
+			t.Errorf("%s: got %v, want a tab refused at %s", tt.name, err, tt.at)
+		}
+	}
+	kept := "apiVersion: ratelab/v1\nkind: RateLimitPolicy\nmetadata:\n  name: t\n  description: |\n    one\ttwo\n" +
+		"# a\tcomment\nservice: {capacity: 100}\ndefaults: {limit: {algorithm: gcra, rate: 5, burst: 10}}\ntiers:\n- name: 'free\tplan'\n"
+	p, err := Decode(strings.NewReader(kept))
+	if err != nil {
+		t.Fatalf("tabs in a comment, a quoted string and a block scalar: %v", err)
+	}
+	if p.Tiers[0].Name != "free\tplan" || p.Metadata.Description != "one\ttwo\n" {
+		t.Errorf("tier name %q, description %q: want their tabs", p.Tiers[0].Name, p.Metadata.Description)
 	}
 }
