@@ -119,7 +119,10 @@ func handleLint(c echo.Context) error {
 		return &bodyReadError{err}
 	}
 	res := LintResult{Valid: true, Errors: policy.Errors{}, Findings: []policy.Finding{}}
-	p, err := policy.Decode(bytes.NewReader(data))
+	p, err := decodePolicy(req.Context(), data)
+	if ended(err) {
+		return err
+	}
 	if err != nil {
 		res.Valid = false
 		res.Errors = decodeErrors(err)
@@ -210,7 +213,9 @@ func (pg *pages) handleImport(c echo.Context) error {
 	var errs policy.Errors
 	if len(bytes.TrimSpace(data)) == 0 {
 		errs = policy.Errors{{Message: "no policy: choose a file or paste the YAML"}}
-	} else if p, err := policy.Decode(bytes.NewReader(data)); err != nil {
+	} else if p, err := decodePolicy(c.Request().Context(), data); ended(err) {
+		return err
+	} else if err != nil {
 		errs = decodeErrors(err)
 	} else {
 		d := design.FromPolicy(p, algorithms.Pattern{})

@@ -322,7 +322,7 @@ func handleSimulate(maxArrivals int) echo.HandlerFunc {
 		case req.Policy != nil && req.Limiter != nil:
 			return invalid("policy", "policy: send either a limiter or a policy, not both")
 		case req.Policy != nil:
-			run, err := req.policyRun(maxArrivals, charge)
+			run, err := req.policyRun(c.Request().Context(), maxArrivals, charge)
 			if err != nil {
 				return err
 			}
@@ -815,10 +815,13 @@ func policyProblems(err error) []FieldProblem {
 }
 
 // policyRun validates the policy form of the request and builds its run.
-func (req *SimulateRequest) policyRun(maxArrivals int, charge func(int) error) (*policyRun, error) {
+func (req *SimulateRequest) policyRun(ctx context.Context, maxArrivals int, charge func(int) error) (*policyRun, error) {
 	var probs []FieldProblem
 	run := &policyRun{}
-	p, err := policy.Decode(bytes.NewReader(req.Policy))
+	p, err := decodePolicy(ctx, req.Policy)
+	if ended(err) {
+		return nil, err
+	}
 	if err != nil {
 		probs = append(probs, policyProblems(err)...)
 	} else if run.engine, err = engine.New(p); err != nil {

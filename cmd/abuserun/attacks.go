@@ -139,6 +139,16 @@ var attacks = []attack{
 				send(ctx, a.client, a.t, a.ip(i), http.MethodPost, a.base+"/api/v1/policy/lint", "application/yaml", body)
 			})
 		}},
+	{"lint-unmodelled-bomb", "YAML the policy pre-scan still misreads (found by a generator of short documents: a block scalar, then '\">a: {@a:'; '{]' then a '*%' line) let 200 KB of brackets or '- ' through to the tokenizer: 57 and 25 MB each; 40 lints at once",
+		func(ctx context.Context, a *attacker) {
+			parallel(40, func(i int) {
+				body := &repeat{prefix: "- |-\n\n\">a: {@a: [{ - ]\n", unit: strings.Repeat("[", 1000) + "\n", n: 200}
+				if i%2 == 1 {
+					body = &repeat{prefix: "{]\n- *%|\n|*#- a\n", unit: strings.Repeat("- ", 500) + "\n", n: 200}
+				}
+				send(ctx, a.client, a.t, a.ip(i), http.MethodPost, a.base+"/api/v1/policy/lint", "application/yaml", body)
+			})
+		}},
 	{"import-yaml-bomb", "12 imports of 1 MiB of '{' at once killed the server; /import was not rate limited",
 		func(ctx context.Context, a *attacker) {
 			parallel(12, func(i int) {
