@@ -10,14 +10,13 @@ import (
 
 // maxPolicyDecodes bounds the policy documents the server decodes at
 // once. Package policy's pre-scan refuses the YAML bombs it can tell
-// before the tokenizer runs, but the tokenizer reads odd YAML by more
-// rules than the pre-scan follows: fuzzing still finds documents whose
-// tokens it undercounts, and the tokenizer makes up to about 300 bytes
-// of tokens per byte of such a document (57 MB for 200 KB of brackets)
-// before the decoder refuses it. A document is at most policyBodyLimit
-// here (256 KiB: about 75 MB of tokens at worst), so two at once bound
-// decoding at about 150 MB whatever the documents; the others wait their
-// turn (a decode takes milliseconds) or give up when their request ends.
+// before the tokenizer runs, following the tokenizer's rules, and a
+// count that follows none (roughTokens) bounds what it misjudges: such a
+// document still makes the tokenizer keep up to about 20 MB of tokens
+// (18 MB measured for 62 KB of brackets after a misread header). Two at
+// once bound that at about 40 MB, and the tokenizer's CPU at two cores'
+// worth, whatever the documents; the others wait their turn (a decode
+// takes milliseconds) or give up when their request ends.
 const maxPolicyDecodes = 2
 
 // policyDecodes holds a token for each decode under way.
