@@ -88,8 +88,9 @@ const checkEvery = 4096
 
 // SimulateContext is Simulate stopped by ctx: once ctx has ended it
 // returns ctx.Err() within checkEvery requests, so a caller's deadline
-// bounds a run whose requests each cost more than most (a policy of many
-// endpoints whose templates share long prefixes).
+// bounds a run whose requests each cost more than most (a million
+// arrivals sent with paths of their own through templates that one path
+// reaches many nodes of: see routeMemo).
 func SimulateContext(ctx context.Context, p policy.Policy, s Simulation) (Result, error) {
 	if err := s.check(); err != nil {
 		return Result{}, err
