@@ -485,15 +485,16 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		return nil, info, fmt.Errorf("policy simulation: %w", err)
 	}
 	reqs := make([]engine.Request, len(arrivals))
-	requests := func(c Class) []engine.Request {
-		for j, a := range arrivals {
+	// requests are the first n arrivals as class c's.
+	requests := func(c Class, n int) []engine.Request {
+		for j, a := range arrivals[:n] {
 			reqs[j] = engine.Request{At: a.At, Key: a.Key, Tier: c.Tier, Method: c.Method, Path: c.Path}
 		}
-		return reqs
+		return reqs[:n]
 	}
 	runs := make([]engine.Result, len(classes))
 	for i, c := range classes {
-		if runs[i], err = e.Simulate(context.Background(), engine.Simulation{Requests: requests(c), Until: until, Focus: info.Focus, Decisions: keep}); err != nil {
+		if runs[i], err = e.Simulate(context.Background(), engine.Simulation{Requests: requests(c, len(arrivals)), Until: until, Focus: info.Focus, Decisions: keep}); err != nil {
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
 	}
@@ -504,7 +505,7 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		run := runs[i]
 		decisions := run.Decisions
 		if !keep {
-			first, err := e.Simulate(context.Background(), engine.Simulation{Requests: requests(classes[i])[:shown], Decisions: true})
+			first, err := e.Simulate(context.Background(), engine.Simulation{Requests: requests(classes[i], shown), Decisions: true})
 			if err != nil {
 				return nil, info, fmt.Errorf("policy simulation: %w", err)
 			}

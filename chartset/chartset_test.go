@@ -91,18 +91,7 @@ func TestPolicyChartsEveryLimit(t *testing.T) {
 		Endpoints: []policy.Endpoint{{Match: policy.Match{Method: "POST", Path: "/v1/orders/{id}"},
 			Limit: algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: 20, Window: time.Hour}}},
 	}
-	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
-	pattern.Count = 300
-	charts, _, err := Policy(p, pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cum views.Chart
-	for _, c := range charts {
-		if c.ID == views.ChartPolicyCumulative {
-			cum = c
-		}
-	}
+	cum := burstCumulative(t, p)
 	want := map[string]string{
 		"default: token_bucket(rate=1/s, burst=100)":                           "100",
 		"tier free: token_bucket(rate=1/s, burst=100) (the default)":           "100",
@@ -130,6 +119,25 @@ func TestPolicyChartsEveryLimit(t *testing.T) {
 	}
 }
 
+// burstCumulative is the "admitted so far" chart of p's classes under a
+// burst of 300 requests after an idle spell.
+func burstCumulative(t *testing.T, p policy.Policy) views.Chart {
+	t.Helper()
+	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	pattern.Count = 300
+	charts, _, err := Policy(p, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		if c.ID == views.ChartPolicyCumulative {
+			return c
+		}
+	}
+	t.Fatal("no chart of the admitted so far")
+	return views.Chart{}
+}
+
 // TestPolicyChartsShowTheMostRejectedClasses: past MaxChartClasses
 // classes the charts show the first and the others rejected most, in
 // policy order, and the caption says so. Each endpoint class here meets
@@ -147,18 +155,7 @@ func TestPolicyChartsShowTheMostRejectedClasses(t *testing.T) {
 		p.Endpoints = append(p.Endpoints, policy.Endpoint{Match: policy.Match{Method: "GET", Path: fmt.Sprintf("/v1/e%d/{id}", i)},
 			Limit: algorithms.Spec{Algorithm: algorithms.NameFixedWindow, Limit: int64(10 * i), Window: time.Hour}})
 	}
-	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
-	pattern.Count = 300
-	charts, _, err := Policy(p, pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cum views.Chart
-	for _, c := range charts {
-		if c.ID == views.ChartPolicyCumulative {
-			cum = c
-		}
-	}
+	cum := burstCumulative(t, p)
 	// The default, then the windows of 70 down to 10, in policy order.
 	want := []string{views.SeriesOffered, "default: token_bucket(rate=1/s, burst=100)"}
 	admitted := []string{"300", "100"}

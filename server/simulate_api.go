@@ -1104,8 +1104,8 @@ type policyAnswer struct {
 func (run *policyRun) decide(ctx context.Context, decisions bool) (*policyAnswer, error) {
 	qs := run.requests
 	res, err := engine.SimulateContext(ctx, run.policy, engine.Simulation{Requests: qs, Bin: run.bin, Decisions: decisions})
-	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-		return nil, err // the client left, or the deadline passed
+	if ended(err) {
+		return nil, err
 	}
 	if err != nil {
 		// Its errors name its own fields: bin, or requests (the arrivals).
