@@ -44,12 +44,38 @@ const (
 	maxStormClients = 10_000
 )
 
-// Info describes the traffic the charts show.
+// Info describes the traffic the charts show and, for a policy's charts,
+// what the policy did with it.
 type Info struct {
 	// Arrivals is how many requests the pattern generates (retries not
 	// counted); Focus is the key the quota chart follows.
 	Arrivals int
 	Focus    string
+	// Outcomes is, for Policy, what each class of clients' run (the whole
+	// pattern sent as that class) came to, in Classes' order: every
+	// class, charted or not.
+	Outcomes []Outcome
+	// Load is, for Policy, the backend's load when every client sends the
+	// pattern at once; nil when there is no load chart.
+	Load *Load
+}
+
+// Outcome is what a policy did with one class of clients' requests.
+type Outcome struct {
+	Class                       Class
+	Offered, Admitted, Rejected int64
+	// FirstRejection is when the first request was rejected, or -1.
+	FirstRejection time.Duration
+}
+
+// Load is the backend's load through a whole policy, in requests per
+// second over the charts' bins, against the service's capacity and the
+// part of it the limits are sized for (Usable).
+type Load struct {
+	Peak, Capacity, Usable float64
+	// Over is how long the load was above Usable: the bins above it
+	// times the bin's width.
+	Over time.Duration
 }
 
 // PatternError is a pattern the charts cannot show, with the pattern
@@ -493,10 +519,13 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		return reqs[:n]
 	}
 	runs := make([]engine.Result, len(classes))
+	info.Outcomes = make([]Outcome, len(classes))
 	for i, c := range classes {
 		if runs[i], err = e.Simulate(context.Background(), engine.Simulation{Requests: requests(c, len(arrivals)), Until: until, Focus: info.Focus, Decisions: keep}); err != nil {
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
+		sum := runs[i].Summary
+		info.Outcomes[i] = Outcome{Class: c, Offered: sum.Offered, Admitted: sum.Admitted, Rejected: sum.Rejected, FirstRejection: sum.FirstRejection}
 	}
 	chosen := chartClasses(runs)
 	lanes := make([]views.PolicyLane, len(chosen))
@@ -532,7 +561,8 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 		return nil, info, err
 	}
 	if load != nil {
-		charts = append(charts, *load)
+		charts = append(charts, load.chart)
+		info.Load = &load.Load
 	}
 	return append(charts, views.PolicyCharts(lanes, caption)...), info, nil
 }
@@ -601,8 +631,9 @@ func population(p policy.Policy) []clientsOf {
 // of its clients, every simulated client stands for total/sampled of
 // them, and the global limit is scaled by sampled/total (rates and sizes
 // alike, at least 1), so that the sample meets the global limit as all
-// the clients would. A policy that counts no clients has no load chart.
-func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.Duration) (*views.Chart, error) {
+// the clients would. It returns the chart with its peak and the time above
+// the usable capacity. A policy that counts no clients has no load chart.
+func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.Duration) (*loadRun, error) {
 	pop := population(p)
 	if len(pop) == 0 {
 		return nil, nil
@@ -691,8 +722,22 @@ func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.D
 	if sampled < total {
 		caption += fmt.Sprintf(" Simulated with %d clients, each standing for %s, and the global limit scaled to them.", sampled, views.Num(scale))
 	}
-	c := views.PolicyLoad(run, scale, capacity, usable, caption)
-	return &c, nil
+	out := &loadRun{chart: views.PolicyLoad(run, scale, capacity, usable, caption), Load: Load{Capacity: capacity, Usable: usable}}
+	per := scale / run.Bin.Seconds() // a bin's admitted requests, per second, for every client
+	for _, b := range run.Series {
+		l := float64(b.Admitted) * per
+		out.Peak = max(out.Peak, l)
+		if l > usable {
+			out.Over += run.Bin
+		}
+	}
+	return out, nil
+}
+
+// loadRun is the load chart and the numbers it shows.
+type loadRun struct {
+	chart views.Chart
+	Load
 }
 
 // scaleSpec is s with its rate and sizes multiplied by f (sizes rounded,
@@ -719,9 +764,11 @@ const MaxPolicyDecisions = 8 * MaxArrivals
 // Class is one class of requests the policy charts follow: the tier the
 // requests name ("" for the default limit), the method and path they ask
 // for ("" for none of the endpoints), and its name in the legend, with its
-// limit ("tier paid: gcra(rate=20/s, burst=200)").
+// limit ("tier paid: gcra(rate=20/s, burst=200)"). Who names the class
+// without its limit ("default", "tier paid", "endpoint GET /v1/items/{id}"),
+// the same in any policy that has it, so two policies' classes pair up.
 type Class struct {
-	Tier, Method, Path, Name string
+	Tier, Method, Path, Name, Who string
 }
 
 // Classes are the policy's classes of requests, in policy order: the
@@ -736,7 +783,7 @@ func Classes(p policy.Policy) []Class {
 		if p.Defaults.Limit.Algorithm != "" {
 			name = "default: " + views.SpecLabel(p.Defaults.Limit)
 		}
-		out = append(out, Class{Name: name})
+		out = append(out, Class{Name: name, Who: "default"})
 	}
 	for _, t := range p.Tiers {
 		name := "tier " + t.Name + ": "
@@ -748,7 +795,7 @@ func Classes(p policy.Policy) []Class {
 		default:
 			name += "no per-client limit"
 		}
-		out = append(out, Class{Tier: t.Name, Name: name})
+		out = append(out, Class{Tier: t.Name, Name: name, Who: "tier " + t.Name})
 	}
 	asker := ""
 	if p.Defaults.Limit.Algorithm == "" && len(p.Tiers) > 0 {
@@ -759,7 +806,7 @@ func Classes(p policy.Policy) []Class {
 			continue
 		}
 		out = append(out, Class{Tier: asker, Method: e.Match.Method, Path: concretePath(e.Match.Path),
-			Name: "endpoint " + e.Match.Method + " " + e.Match.Path + ": " + views.SpecLabel(e.Limit)})
+			Name: "endpoint " + e.Match.Method + " " + e.Match.Path + ": " + views.SpecLabel(e.Limit), Who: "endpoint " + strings.TrimSpace(strings.ToUpper(e.Match.Method)+" "+e.Match.Path)})
 	}
 	return out
 }

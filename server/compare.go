@@ -1,7 +1,10 @@
 package server
 
 import (
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -13,8 +16,10 @@ import (
 // comparePath is the page that sets two designs side by side.
 const comparePath = "/compare"
 
-// maxCompareInput bounds each design address the compare page reads.
-const maxCompareInput = 16 << 10
+// maxCompareInput bounds each design address the compare page reads: the
+// largest design (every tier and endpoint, each with its limit) takes
+// about 18 KiB, with room for long names and paths.
+const maxCompareInput = 64 << 10
 
 // handleCompare answers GET /compare?a=<design>&b=<design>, each a designer
 // URL or its query: both designs' limits with every difference marked, and
@@ -32,7 +37,7 @@ func handleCompare(c echo.Context) error {
 	status := http.StatusOK
 	for i, s := range []*views.CompareSide{&v.A, &v.B} {
 		if len(s.Input) > maxCompareInput {
-			s.Error = s.Name + ": the address is longer than 16 KiB"
+			s.Error = s.Name + ": the address is longer than 64 KiB"
 			status = http.StatusUnprocessableEntity
 			continue
 		}
@@ -56,23 +61,128 @@ func handleCompare(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, views.ComparePage(v))
 	}
 	v.Pattern = string(pattern.Name)
+	var infos [2]chartset.Info
+	var kinds [2][]string // each chart's kind: its id before the side's prefix
 	for i, s := range []*views.CompareSide{&v.A, &v.B} {
 		if err := c.Request().Context().Err(); err != nil {
 			return err
 		}
 		p, _ := pages[i].policy()
-		charts, _, err := chartset.Policy(p, pattern)
+		charts, info, err := chartset.Policy(p, pattern)
 		if err != nil {
 			s.Error = s.Name + ": " + err.Error()
 			continue
 		}
+		kinds[i] = make([]string, len(charts))
 		for j := range charts {
+			kinds[i][j] = charts[j].ID
 			charts[j].ID = s.Name + "-" + charts[j].ID // one page, two sets
 		}
-		s.Charts = charts
+		s.Charts, infos[i] = charts, info
 	}
 	v.Diff = diffLimits(v.A.Policy, v.B.Policy)
+	if v.A.Error == "" && v.B.Error == "" {
+		v.Traffic = fmt.Sprintf("Pattern %s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, infos[0].Arrivals)
+		v.Outcome = diffOutcomes(infos[0], infos[1])
+		v.Verdict = verdict(infos[0].Load, infos[1].Load)
+		v.Pairs = views.PairCharts(v.A.Charts, v.B.Charts, kinds[0], kinds[1])
+		for _, p := range v.Pairs {
+			views.ShareScale(p.A, p.B)
+		}
+	}
 	return render(c, http.StatusOK, views.ComparePage(v))
+}
+
+// diffOutcomes pairs what two policies did with the same traffic: a row for
+// each class of clients either has (by who they are, A's order first),
+// then the backend's load.
+func diffOutcomes(a, b chartset.Info) []views.DiffRow {
+	var out []views.DiffRow
+	index := map[string]int{}
+	for _, o := range a.Outcomes {
+		index[o.Class.Who] = len(out)
+		out = append(out, views.DiffRow{Label: o.Class.Who, A: outcomeText(o), B: "—"})
+	}
+	for _, o := range b.Outcomes {
+		if i, ok := index[o.Class.Who]; ok {
+			out[i].B = outcomeText(o)
+			continue
+		}
+		out = append(out, views.DiffRow{Label: o.Class.Who, A: "—", B: outcomeText(o)})
+	}
+	if a.Load != nil || b.Load != nil {
+		out = append(out, views.DiffRow{Label: "the backend's peak load", A: loadText(a.Load), B: loadText(b.Load)})
+	}
+	for i := range out {
+		out[i].Changed = out[i].A != out[i].B
+	}
+	return out
+}
+
+// outcomeText is a class's outcome in a few words: "all 300 admitted", or
+// "180 of 300 admitted (60 %); the first rejected at 1.2 s".
+func outcomeText(o chartset.Outcome) string {
+	if o.Rejected == 0 {
+		return fmt.Sprintf("all %d admitted", o.Admitted)
+	}
+	s := fmt.Sprintf("%d of %d admitted (%s %%)", o.Admitted, o.Offered, percent(o.Admitted, o.Offered))
+	if o.FirstRejection >= 0 {
+		s += "; the first rejected at " + views.Duration(o.FirstRejection)
+	}
+	return s
+}
+
+// percent is 100·part/whole, whole percents except within one of 0 or
+// 100, which keep a decimal (floored near 100, so it never reads 100
+// while some were rejected; ceiled near 0, so it never reads 0 while
+// some passed).
+func percent(part, whole int64) string {
+	if whole <= 0 {
+		return "0"
+	}
+	p := 100 * float64(part) / float64(whole)
+	switch {
+	case p > 99 && p < 100:
+		return views.Num(math.Floor(p*10) / 10)
+	case p > 0 && p < 1:
+		return views.Num(math.Ceil(p*10) / 10)
+	}
+	return views.Num(math.Round(p))
+}
+
+// loadText is the backend's peak load against its usable capacity.
+func loadText(l *chartset.Load) string {
+	if l == nil {
+		return "—"
+	}
+	if l.Peak <= l.Usable {
+		return fmt.Sprintf("%s/s, within the usable %s/s", views.Num(math.Round(l.Peak)), views.Num(l.Usable))
+	}
+	return fmt.Sprintf("%s/s: %s × the usable %s/s, above it for %s", views.Num(math.Round(l.Peak)), ratio(l), views.Num(l.Usable), views.Duration(l.Over))
+}
+
+// ratio is the peak load over the usable capacity, to two decimals.
+func ratio(l *chartset.Load) string {
+	return strconv.FormatFloat(l.Peak/l.Usable, 'f', 2, 64)
+}
+
+// verdict says in a sentence how the two policies treat the backend, or
+// "" when either draws no load.
+func verdict(a, b *chartset.Load) string {
+	if a == nil || b == nil {
+		return ""
+	}
+	over := func(l *chartset.Load) bool { return l.Peak > l.Usable }
+	switch {
+	case !over(a) && !over(b):
+		return "Both keep the backend within its usable capacity."
+	case over(a) && over(b):
+		return fmt.Sprintf("Both let the backend's load past its usable capacity: A to %s × for %s, B to %s × for %s.",
+			ratio(a), views.Duration(a.Over), ratio(b), views.Duration(b.Over))
+	case over(a):
+		return fmt.Sprintf("A lets the backend's load past its usable capacity (%s × for %s); B keeps it within.", ratio(a), views.Duration(a.Over))
+	}
+	return fmt.Sprintf("B lets the backend's load past its usable capacity (%s × for %s); A keeps it within.", ratio(b), views.Duration(b.Over))
 }
 
 // designQueryOf is the query of a designer URL, or s itself when it is
@@ -88,7 +198,7 @@ func designQueryOf(s string) string {
 // diffLimits pairs the limits of two policies by what they limit (the
 // default, a tier by name, an endpoint by route, the global limit), A's
 // order first.
-func diffLimits(a, b *views.PolicyView) []views.LimitDiff {
+func diffLimits(a, b *views.PolicyView) []views.DiffRow {
 	text := func(l views.LimitView) string {
 		switch {
 		case l.Inherits:
@@ -98,18 +208,18 @@ func diffLimits(a, b *views.PolicyView) []views.LimitDiff {
 		}
 		return l.Spec
 	}
-	var out []views.LimitDiff
+	var out []views.DiffRow
 	index := map[string]int{}
 	for _, l := range a.Limits {
 		index[l.Label] = len(out)
-		out = append(out, views.LimitDiff{Field: l.Field, Label: l.Label, A: text(l), B: "—"})
+		out = append(out, views.DiffRow{Field: l.Field, Label: l.Label, A: text(l), B: "—"})
 	}
 	for _, l := range b.Limits {
 		if i, ok := index[l.Label]; ok {
 			out[i].B = text(l)
 			continue
 		}
-		out = append(out, views.LimitDiff{Field: l.Field, Label: l.Label, A: "—", B: text(l)})
+		out = append(out, views.DiffRow{Field: l.Field, Label: l.Label, A: "—", B: text(l)})
 	}
 	for i := range out {
 		out[i].Changed = out[i].A != out[i].B

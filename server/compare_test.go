@@ -4,10 +4,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/ratelab/ratelab/chartset"
 )
 
 func comparePage(t *testing.T, a, b string) (*goquery.Document, int) {
@@ -34,7 +38,7 @@ func TestCompare(t *testing.T) {
 	}
 	changed := map[string]bool{}
 	doc.Find(`[data-testid="diff-row"]`).Each(func(_ int, s *goquery.Selection) {
-		changed[strings.TrimSpace(s.Find("th").Text())] = s.AttrOr("data-changed", "") == "true"
+		changed[strings.TrimSpace(s.Find("th").Contents().First().Text())] = s.AttrOr("data-changed", "") == "true"
 	})
 	want := map[string]bool{"default limit": false, "tier free": false, "tier paid": true, "global limit": false}
 	for label, w := range want {
@@ -83,5 +87,119 @@ func TestDesignerLinksCompare(t *testing.T) {
 	u, err := url.Parse(href)
 	if err != nil || u.Path != comparePath || !strings.HasPrefix(u.Query().Get("a"), "/?capacity=2000") {
 		t.Errorf("compare link %q", href)
+	}
+}
+
+// TestCompareOutcome: what each policy did with the same traffic comes
+// first, by class of clients. An idle client's burst of 300 requests at
+// once, at 2 s, meets a token bucket that starts full: it admits its
+// burst (100 in A, 50 in B) and rejects the rest at 2 s; the global limit
+// (the usable 1 600/s, with a burst of as many) lets 300 through.
+func TestCompareOutcome(t *testing.T) {
+	base := "capacity=2000&clients=10&p99=5&limit.algorithm=token_bucket&limit.rate=10&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
+	doc, code := comparePage(t, base+"&limit.burst=100", base+"&limit.burst=50")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	rows := map[string][2]string{}
+	changed := map[string]bool{}
+	doc.Find(`[data-testid="outcome-row"]`).Each(func(_ int, s *goquery.Selection) {
+		label := strings.TrimSpace(s.Find("th").Contents().First().Text())
+		rows[label] = [2]string{strings.TrimSpace(s.Find("td").Eq(0).Text()), strings.TrimSpace(s.Find("td").Eq(1).Text())}
+		changed[label] = s.AttrOr("data-changed", "") == "true"
+	})
+	want := [2]string{"100 of 300 admitted (33 %); the first rejected at 2 s", "50 of 300 admitted (17 %); the first rejected at 2 s"}
+	if rows["default"] != want || !changed["default"] {
+		t.Errorf("the default clients' row: %q (changed %v); want %q, changed", rows["default"], changed["default"], want)
+	}
+	if _, ok := rows["the backend's peak load"]; !ok {
+		t.Errorf("no row for the backend's load in %v", rows)
+	}
+	if doc.Find(`[data-testid="compare-verdict"]`).Text() == "" {
+		t.Error("no sentence on the backend")
+	}
+	// The answer comes before the limits and the charts.
+	html, _ := doc.Html()
+	if o, d := strings.Index(html, `data-testid="compare-outcome"`), strings.Index(html, `data-testid="compare-diff"`); o < 0 || d < 0 || o > d {
+		t.Errorf("the outcome at %d, the limits at %d; want the outcome first", o, d)
+	}
+}
+
+// TestCompareFoldsWhatIsTheSame: two of the largest designs that differ in
+// one tier's limit (1/s with a burst of 1 in B) show that tier's row, and
+// fold the other 117 limits (and the classes whose outcome is the same)
+// under a toggle that counts them.
+func TestCompareFoldsWhatIsTheSame(t *testing.T) {
+	a := largestDesign()
+	doc, code := comparePage(t, a, a+"&tiers.3.limit.rate=1&tiers.3.limit.burst=1")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	var shown []string
+	doc.Find(`[data-testid="diff-row"]`).Each(func(_ int, s *goquery.Selection) {
+		shown = append(shown, strings.TrimSpace(s.Find("th").Contents().First().Text()))
+	})
+	if len(shown) != 1 || shown[0] != "tier t3" {
+		t.Errorf("the limits shown: %q; want only tier t3", shown)
+	}
+	same := doc.Find(`[data-testid="diff-same-row"]`).Length()
+	if same != 117 {
+		t.Errorf("%d limits folded away, want 117", same)
+	}
+	if got := strings.TrimSpace(doc.Find(`[data-testid="diff-same"] > summary`).Text()); got != "117 more, the same in both" {
+		t.Errorf("the toggle says %q", got)
+	}
+	// 117 classes of clients (the default's, 16 tiers', 100 endpoints'),
+	// and the backend's load when the charts have room for it.
+	all := 117 + doc.Find(`tr:has(th:contains("the backend's peak load"))`).Length()
+	var outShown []string
+	doc.Find(`[data-testid="outcome-row"]`).Each(func(_ int, s *goquery.Selection) {
+		outShown = append(outShown, strings.TrimSpace(s.Find("th").Contents().First().Text()))
+		if s.AttrOr("data-changed", "") != "true" {
+			t.Errorf("an outcome the same in both is shown: %q", s.Text())
+		}
+	})
+	outSame := doc.Find(`[data-testid="outcome-same-row"]`).Length()
+	if !slices.Contains(outShown, "tier t3") || len(outShown)+outSame != all {
+		t.Errorf("outcome rows: %q shown, %d folded; want tier t3's among them and %d in all", outShown, outSame, all)
+	}
+	// A design against itself: nothing differs, and the page says so.
+	doc, _ = comparePage(t, a, a)
+	if n, got := doc.Find(`[data-testid="diff-row"]`).Length(), strings.TrimSpace(doc.Find(`[data-testid="diff-all-same"]`).Text()); n != 0 || got != "All 118 are the same in both." {
+		t.Errorf("a design against itself: %d limits shown, and %q", n, got)
+	}
+}
+
+// TestOutcomeWords: the outcome's numbers in words, worked by hand.
+func TestOutcomeWords(t *testing.T) {
+	for _, c := range []struct {
+		part, whole int64
+		want        string
+	}{{1, 3, "33"}, {2, 3, "67"}, {999, 1000, "99.9"}, {9999, 10000, "99.9"}, {1, 1000, "0.1"}, {1, 100000, "0.1"}, {0, 5, "0"}, {5, 5, "100"}, {0, 0, "0"}} {
+		if got := percent(c.part, c.whole); got != c.want {
+			t.Errorf("percent(%d, %d) = %q, want %q", c.part, c.whole, got, c.want)
+		}
+	}
+	over := &chartset.Load{Peak: 2400, Capacity: 2000, Usable: 1600, Over: 11 * time.Second}
+	within := &chartset.Load{Peak: 1200.4, Capacity: 2000, Usable: 1600}
+	if got, want := loadText(over), "2400/s: 1.50 × the usable 1600/s, above it for 11 s"; got != want {
+		t.Errorf("loadText(over) = %q, want %q", got, want)
+	}
+	if got, want := loadText(within), "1200/s, within the usable 1600/s"; got != want {
+		t.Errorf("loadText(within) = %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		a, b *chartset.Load
+		want string
+	}{
+		{within, within, "Both keep the backend within its usable capacity."},
+		{over, within, "A lets the backend's load past its usable capacity (1.50 × for 11 s); B keeps it within."},
+		{within, over, "B lets the backend's load past its usable capacity (1.50 × for 11 s); A keeps it within."},
+		{over, over, "Both let the backend's load past its usable capacity: A to 1.50 × for 11 s, B to 1.50 × for 11 s."},
+		{nil, over, ""},
+	} {
+		if got := verdict(c.a, c.b); got != c.want {
+			t.Errorf("verdict = %q, want %q", got, c.want)
+		}
 	}
 }
