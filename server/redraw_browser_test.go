@@ -72,7 +72,10 @@ func TestBrowserLiveRedrawsInPlace(t *testing.T) {
 // names the limit that rejected, is drawn whole, on a desktop-wide chart
 // and on a phone's: every line of its label (one on a desktop, the class
 // and the outcome on a phone) fits the width charts.js gives the axis in
-// the axis's font, and a phone's two lines fit the row.
+// the axis's font, and a phone's two lines fit the row. The first tier is
+// named "starter" so that its rejected row on one line is wider than the
+// option's own width in narrow fonts too (Liberation Sans as well as
+// DejaVu Sans), else the check could not fail.
 func TestBrowserTimelineLabelsWhole(t *testing.T) {
 	for _, screen := range []struct {
 		name          string
@@ -86,7 +89,7 @@ func TestBrowserTimelineLabelsWhole(t *testing.T) {
 				Width: screen.width, Height: screen.height, DeviceScaleFactor: 1, Mobile: screen.width < 600}); err != nil {
 				t.Fatal(err)
 			}
-			const tiered = "capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
+			const tiered = "capacity=2000&p99=5&tiers.0.name=starter&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&pattern=idle_then_burst&pattern.count=300"
 			s.do(t, ctx, "load the tiered design", chromedp.Navigate(s.srv.URL+"/?"+tiered))
 			waitFor(t, ctx, "the charts", chartsDrawn)
 			type row struct {
