@@ -398,9 +398,12 @@ func (d *Design) patternProblem(err error) {
 // Query is the design's canonical query string: every given parameter in
 // the order of Fields, rows by index, empty ones left out. Parsing it
 // gives the same design.
-func (d *Design) Query() string {
+func (d *Design) Query() string { return encodePairs(d.pairs()) }
+
+// encodePairs is pairs as a query string, in their order.
+func encodePairs(pairs [][2]string) string {
 	var b strings.Builder
-	for _, kv := range d.pairs() {
+	for _, kv := range pairs {
 		if b.Len() > 0 {
 			b.WriteByte('&')
 		}
@@ -409,6 +412,26 @@ func (d *Design) Query() string {
 		b.WriteString(url.QueryEscape(kv[1]))
 	}
 	return b.String()
+}
+
+// Unpinned is the canonical query of the design with none of its limits'
+// numbers pinned: every rate, burst, queue, limit and window the design
+// gives the default, tier and global limits is left out, so the calculator
+// proposes them, and everything else stays: the service, the clients, the
+// traffic, each limit's algorithm (the user's choice of model rather than
+// a number) and the endpoints' limits (which the calculator never
+// proposes). pinned reports whether the design pinned any such number.
+func (d *Design) Unpinned() (query string, pinned bool) {
+	pairs := d.pairs()
+	kept := pairs[:0]
+	for _, kv := range pairs {
+		if f, _, ok := Lookup(kv[0]); ok && f.Row != EndpointRow && f.limitParam != "" && f.limitParam != "algorithm" {
+			pinned = true
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return encodePairs(kept), pinned
 }
 
 // Values is the design's parameters, for a caller that adds its own; its

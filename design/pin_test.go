@@ -1,6 +1,8 @@
 package design_test
 
 import (
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,4 +44,63 @@ func TestPinKeptWhenInputsChange(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUnpinned: the design without its pinned numbers keeps everything
+// else, each limit's algorithm and the endpoints' limits included, and
+// resolves to the calculator's proposal for them (rate = p99 × 2 = 10,
+// burst = 10 s of it = 100); a design with no pinned number says so.
+func TestUnpinned(t *testing.T) {
+	d := design.ParseQuery("capacity=2000&p99=5&limit.algorithm=gcra&limit.burst=40&tiers.0.name=paid&tiers.0.clients=20&tiers.0.limit.rate=7&global.limit.algorithm=none&pattern=ramp")
+	q, pinned := d.Unpinned()
+	if !pinned {
+		t.Error("a design that pins a burst and a rate: not pinned")
+	}
+	want := "capacity=2000&p99=5&limit.algorithm=gcra&global.limit.algorithm=none&pattern=ramp&tiers.0.name=paid&tiers.0.clients=20"
+	if !sameParams(t, q, want) {
+		t.Errorf("unpinned: %s\nwant the same parameters as %s", q, want)
+	}
+	r := design.ParseQuery(q).Resolve()
+	if len(r.Problems) > 0 {
+		t.Fatal(r.Problems)
+	}
+	def := r.Limits[0]
+	if def.Spec.Algorithm != "gcra" || def.Spec.Rate != 10 || def.Spec.Burst != 100 {
+		t.Errorf("the default limit unpinned: %v, want gcra at the proposal's rate 10 and burst 100", def.Spec)
+	}
+	for _, l := range r.Limits {
+		for _, p := range l.Params {
+			if p.Pinned {
+				t.Errorf("%s: %s still pinned", l.Label, p.Name)
+			}
+		}
+	}
+	// An endpoint's limit is the policy's own, never a proposal: it
+	// stays, and alone it pins nothing.
+	const endpoint = "capacity=2000&clients=200&p99=5&endpoints.0.method=GET&endpoints.0.path=%2Fv1%2Fr&endpoints.0.limit.algorithm=gcra&endpoints.0.limit.rate=5&endpoints.0.limit.burst=10"
+	if q, pinned := design.ParseQuery(endpoint + "&limit.algorithm=gcra").Unpinned(); pinned || !sameParams(t, q, endpoint+"&limit.algorithm=gcra") {
+		t.Errorf("a design that only chooses an algorithm and limits an endpoint: pinned %v, unpinned %s", pinned, q)
+	}
+	q, pinned = design.ParseQuery(endpoint + "&limit.rate=3").Unpinned()
+	if !pinned || !sameParams(t, q, endpoint) {
+		t.Errorf("a design that pins the default rate beside an endpoint's limit: pinned %v, unpinned %s", pinned, q)
+	}
+	if r := design.ParseQuery(q).Resolve(); len(r.Problems) > 0 {
+		t.Errorf("unpinned beside an endpoint's limit: %v", r.Problems)
+	}
+}
+
+// sameParams reports whether two queries hold the same parameters and
+// values, in any order.
+func sameParams(t *testing.T, a, b string) bool {
+	t.Helper()
+	pa, err := url.ParseQuery(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := url.ParseQuery(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(pa, pb)
 }

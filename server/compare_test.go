@@ -203,3 +203,47 @@ func TestOutcomeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestDesignerComparesPinsWithTheProposal: a design that pins a limit's
+// number links the compare page with itself as A and, as B, the same
+// design with the calculator's numbers (the algorithm kept); that page
+// marks the pinned burst against the proposal's (rate p99 × 2 = 10,
+// burst 10 s of it = 100). A design that pins no number, or has no
+// measurements to propose from, has no such link.
+func TestDesignerComparesPinsWithTheProposal(t *testing.T) {
+	const pinned = "capacity=2000&clients=200&p99=5&limit.algorithm=gcra&limit.burst=40&pattern=idle_then_burst"
+	doc, _ := getDoc(t, "/?"+pinned)
+	href, ok := testid(doc, "compare-proposal-link").Attr("href")
+	if !ok {
+		t.Fatal("no link to compare the pins with the proposal")
+	}
+	u, err := url.Parse(href)
+	if err != nil || u.Path != comparePath {
+		t.Fatalf("the link %q", href)
+	}
+	a, b := u.Query().Get("a"), u.Query().Get("b")
+	if !strings.Contains(a, "limit.burst=40") || strings.Contains(b, "limit.burst") || !strings.Contains(b, "limit.algorithm=gcra") {
+		t.Errorf("A %q, B %q; want the pinned burst in A only, the algorithm in both", a, b)
+	}
+	cmp, code := comparePage(t, a, b)
+	if code != http.StatusOK {
+		t.Fatalf("the compare page: status %d", code)
+	}
+	row := cmp.Find(`[data-testid="diff-row"][data-changed="true"]`)
+	if got := strings.TrimSpace(row.Find("th").Contents().First().Text()); got != "default limit" ||
+		!strings.Contains(row.Find("td").Eq(0).Text(), "burst=40") || !strings.Contains(row.Find("td").Eq(1).Text(), "gcra(rate=10/s, burst=100)") {
+		t.Errorf("the changed limit: %q, %q against %q", got, row.Find("td").Eq(0).Text(), row.Find("td").Eq(1).Text())
+	}
+	for _, q := range []string{
+		"capacity=2000&clients=200&p99=5&limit.algorithm=gcra",                                                     // nothing pinned
+		"name=imported&capacity=2000&limit.algorithm=gcra&limit.rate=5&limit.burst=10&global.limit.algorithm=none", // no clients or percentiles
+	} {
+		doc, _ := getDoc(t, "/?"+q)
+		if testid(doc, "compare-link").Length() != 1 {
+			t.Fatalf("%s: no results (no link to compare)", q)
+		}
+		if testid(doc, "compare-proposal-link").Length() != 0 {
+			t.Errorf("%s: a link to compare with a proposal", q)
+		}
+	}
+}

@@ -202,6 +202,9 @@ func (d *designPage) resultsOf(ctx context.Context) (views.ResultsView, error) {
 	rv.Policy = policyView(p, d.r)
 	rv.Result = d.r.Sizing
 	rv.ExportURL = exportPath + "?" + rv.Query
+	if q, pinned := d.d.Unpinned(); pinned && d.r.Sizing != nil {
+		rv.ProposalQuery = q
+	}
 	if err := ctx.Err(); err != nil {
 		return rv, err
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,6 +197,11 @@ type ResultsView struct {
 	// ExportURL downloads the design as a policy file; "" when the design
 	// has problems.
 	ExportURL string
+	// ProposalQuery is the design with none of its limits' numbers
+	// pinned, so that the compare page can set the user's numbers beside
+	// the calculator's; "" when nothing is pinned or there is no sizing
+	// to propose from.
+	ProposalQuery string
 	// Base is the server's absolute URL ("https://host"), for the
 	// documentation snippets; "" leaves the snippets out.
 	Base string
@@ -411,4 +417,16 @@ const DocsPanelPath = "/designer/docs/"
 // canonical query.
 func DocsPanelURL(panel, query string) string {
 	return DocsPanelPath + panel + "?" + query
+}
+
+// CompareURL is the compare page with design a beside design b (either ""
+// to leave its field empty), each a designer query.
+func CompareURL(a, b string) string {
+	q := url.Values{}
+	for name, d := range map[string]string{"a": a, "b": b} {
+		if d != "" {
+			q.Set(name, "/?"+d)
+		}
+	}
+	return "/compare?" + q.Encode()
 }
