@@ -9,7 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
+	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -21,15 +23,28 @@ const comparePath = "/compare"
 // about 18 KiB, with room for long names and paths.
 const maxCompareInput = 64 << 10
 
-// handleCompare answers GET /compare?a=<design>&b=<design>, each a designer
-// URL or its query: both designs' limits with every difference marked, and
-// the policy's own charts of each on the same traffic (A's pattern). A
-// design with problems says so beside its field (422) and is not charted.
+// handleCompare answers GET /compare?a=<design>&b=<design>[&pattern=<name>],
+// each design a designer URL or its query: what each policy does with the
+// same traffic, both designs' limits with every difference marked, and the
+// policy's own charts of each on that traffic: A's pattern, or the pattern
+// named (at its defaults, for A's design). A design with problems says so
+// beside its field (422) and is not charted; so does a pattern that is not
+// one.
 func handleCompare(c echo.Context) error {
 	q := c.QueryParams()
 	v := views.CompareView{Title: "ratelab: compare two designs",
-		A: views.CompareSide{Name: "a", Label: "Design A", Input: q.Get("a")},
-		B: views.CompareSide{Name: "b", Label: "Design B", Input: q.Get("b")}}
+		A:      views.CompareSide{Name: "a", Label: "Design A", Input: q.Get("a")},
+		B:      views.CompareSide{Name: "b", Label: "Design B", Input: q.Get("b")},
+		Chosen: strings.TrimSpace(q.Get("pattern"))}
+	for _, p := range algorithms.Patterns {
+		v.Patterns = append(v.Patterns, views.Option{Value: string(p.Name), Label: string(p.Name) + ": " + p.Shape})
+	}
+	if v.Chosen != "" {
+		if _, ok := algorithms.PatternByName(algorithms.PatternName(v.Chosen)); !ok {
+			v.PatternError = "pattern: " + clipQuote(v.Chosen) + " is not a pattern; want one of the nine listed"
+			return render(c, http.StatusUnprocessableEntity, views.ComparePage(v))
+		}
+	}
 	if strings.TrimSpace(v.A.Input) == "" || strings.TrimSpace(v.B.Input) == "" {
 		return render(c, http.StatusOK, views.ComparePage(v))
 	}
@@ -55,10 +70,30 @@ func handleCompare(c echo.Context) error {
 	if status != http.StatusOK {
 		return render(c, status, views.ComparePage(v))
 	}
-	pattern, ok := pages[0].pattern()
+	traffic := pages[0]
+	if v.Chosen != "" {
+		// A's design with the chosen pattern at its defaults.
+		vals := traffic.d.Values()
+		for k := range vals {
+			if isPatternParam(k) {
+				delete(vals, k)
+			}
+		}
+		vals.Set("pattern", v.Chosen)
+		traffic = newDesignPage(design.Parse(vals))
+	}
+	pattern, ok := traffic.pattern()
 	if !ok {
-		v.A.Error = "a: " + pages[0].patternError()
+		if v.Chosen != "" {
+			v.PatternError = "pattern: " + traffic.patternError()
+		} else {
+			v.A.Error = "a: " + traffic.patternError()
+		}
 		return render(c, http.StatusUnprocessableEntity, views.ComparePage(v))
+	}
+	shape := ""
+	if info, ok := algorithms.PatternByName(pattern.Name); ok {
+		shape = " (" + info.Shape + ")"
 	}
 	v.Pattern = string(pattern.Name)
 	var infos [2]chartset.Info
@@ -82,7 +117,7 @@ func handleCompare(c echo.Context) error {
 	}
 	v.Diff = diffLimits(v.A.Policy, v.B.Policy)
 	if v.A.Error == "" && v.B.Error == "" {
-		v.Traffic = fmt.Sprintf("Pattern %s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, infos[0].Arrivals)
+		v.Traffic = fmt.Sprintf("Pattern %s%s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, shape, infos[0].Arrivals)
 		v.Outcome = diffOutcomes(infos[0], infos[1])
 		v.Verdict = verdict(infos[0].Load, infos[1].Load)
 		v.Pairs = views.PairCharts(v.A.Charts, v.B.Charts, kinds[0], kinds[1])

@@ -16,7 +16,12 @@ import (
 
 func comparePage(t *testing.T, a, b string) (*goquery.Document, int) {
 	t.Helper()
-	q := url.Values{"a": {a}, "b": {b}}
+	return comparePageOf(t, url.Values{"a": {a}, "b": {b}})
+}
+
+// comparePageOf is the compare page for the query q.
+func comparePageOf(t *testing.T, q url.Values) (*goquery.Document, int) {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	newServer(config{pageCache: -1}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, comparePath+"?"+q.Encode(), nil))
 	doc, err := goquery.NewDocumentFromReader(rec.Body)
@@ -245,5 +250,33 @@ func TestDesignerComparesPinsWithTheProposal(t *testing.T) {
 		if testid(doc, "compare-proposal-link").Length() != 0 {
 			t.Errorf("%s: a link to compare with a proposal", q)
 		}
+	}
+}
+
+// TestCompareOnOtherTraffic: the form's traffic replaces A's pattern with
+// another at its defaults for both designs (steady: one client at 10 r/s
+// for 30 s, 300 requests 100 ms apart, which a token bucket of rate 10
+// refills for one by one, so both bursts admit them all), keeps it chosen
+// in the form, and a name that is not a pattern is refused beside the
+// field.
+func TestCompareOnOtherTraffic(t *testing.T) {
+	base := "capacity=2000&clients=10&p99=5&limit.algorithm=token_bucket&limit.rate=10&pattern=idle_then_burst&pattern.count=300&pattern.idle=2"
+	doc, code := comparePageOf(t, url.Values{"a": {base + "&limit.burst=100"}, "b": {base + "&limit.burst=50"}, "pattern": {"steady"}})
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	if got := doc.Find(".compare-traffic").Text(); !strings.HasPrefix(got, "Pattern steady (constant rate): 300 requests") {
+		t.Errorf("the traffic: %q", got)
+	}
+	if got := doc.Find(`#c-pattern option[selected]`).AttrOr("value", ""); got != "steady" {
+		t.Errorf("the form's traffic: %q chosen, want steady", got)
+	}
+	row := doc.Find(`tr:has(th:contains("default"))`).First()
+	if a, b := strings.TrimSpace(row.Find("td").Eq(0).Text()), strings.TrimSpace(row.Find("td").Eq(1).Text()); a != "all 300 admitted" || b != a {
+		t.Errorf("the default clients on steady traffic: %q against %q; want all 300 admitted by both", a, b)
+	}
+	doc, code = comparePageOf(t, url.Values{"a": {base}, "b": {base}, "pattern": {"<tsunami>"}})
+	if msg := doc.Find(`[data-testid="msg-pattern"]`).Text(); code != http.StatusUnprocessableEntity || !strings.Contains(msg, `"<tsunami>" is not a pattern`) {
+		t.Errorf("a bad pattern: status %d, message %q", code, msg)
 	}
 }

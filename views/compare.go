@@ -23,9 +23,13 @@ type CompareView struct {
 	// Diff lists every limit either policy has, with both values; empty
 	// until both designs are valid.
 	Diff []DiffRow
-	// Pattern names the traffic both are charted on (A's pattern), and
-	// Traffic says what it is.
+	// Pattern names the traffic both are charted on, and Traffic says
+	// what it is.
 	Pattern, Traffic string
+	// Patterns are the traffic the form offers; Chosen is the one picked
+	// ("" for A's own), and PatternError why it cannot be used.
+	Patterns             []Option
+	Chosen, PatternError string
 	// Pairs are the two designs' charts of the same kind, A's order
 	// first.
 	Pairs []ChartPair
