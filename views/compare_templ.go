@@ -57,7 +57,7 @@ func ComparePage(v CompareView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</h1><p class=\"lede\">Paste two designer addresses (or their queries): what each policy does with the same traffic, their limits side by side with every difference marked, and their charts in pairs. <a href=\"/\">Back to the designer</a>.</p></header><form method=\"get\" action=\"/compare\" class=\"compare-form\" data-testid=\"compare-form\"><div class=\"fields\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</h1><p class=\"lede\">Two designer addresses in, both policies on the same traffic out: what each does, what differs, and their charts in pairs. <a href=\"/\">Back to the designer</a>.</p></header><form method=\"get\" action=\"/compare\" class=\"compare-form\" data-testid=\"compare-form\"><div class=\"fields\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
