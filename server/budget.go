@@ -143,7 +143,17 @@ func (w *work) arrivals(n int) error {
 			return err
 		}
 	}
-	want := min(1+int64(n)/arrivalsPerSlot, w.gate.perClient)
+	return w.hold(1 + int64(n)/arrivalsPerSlot)
+}
+
+// hold makes the request hold n of the gate's slots (at most a client's
+// share), taking what it lacks, for work worth n heavy requests. It
+// returns the 503 or 429 to answer when they are not available.
+func (w *work) hold(n int64) error {
+	if w == nil {
+		return nil
+	}
+	want := min(n, w.gate.perClient)
 	if extra := want - w.slots; extra > 0 {
 		if r := w.gate.tryAcquire(w.client, extra); r != admitted {
 			return refuse(w.c, w.gate, r)

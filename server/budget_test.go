@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -646,5 +647,26 @@ func TestPageRateLimit(t *testing.T) {
 	e.ServeHTTP(rec, req)
 	if rec.Code != http.StatusTooManyRequests {
 		t.Errorf("/import after the API's burst: %d; want 429", rec.Code)
+	}
+}
+
+// A compare page charts two designs, so it holds two heavy slots: with
+// three of four taken it is a 503 with Retry-After (a designer page, which
+// holds one, is served), and with two taken it is served.
+func TestCompareHoldsTwoSlots(t *testing.T) {
+	e := newServer(config{maxHeavy: 4, pageCache: -1})
+	target := comparePath + "?" + url.Values{"a": {embedDesign}, "b": {embedDesign + "&limit.algorithm=gcra"}}.Encode()
+	release := heldSimulations(t, e, 3)
+	if rec := serve(t, e, http.MethodGet, target); rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("compare with one slot free: %d; want 503 with Retry-After", rec.Code)
+	}
+	if rec := serve(t, e, http.MethodGet, "/?"+embedDesign); rec.Code != http.StatusOK {
+		t.Errorf("a designer page with one slot free: %d; want 200", rec.Code)
+	}
+	release()
+	release = heldSimulations(t, e, 2)
+	defer release()
+	if rec := serve(t, e, http.MethodGet, target); rec.Code != http.StatusOK {
+		t.Errorf("compare with two slots free: %d; want 200", rec.Code)
 	}
 }

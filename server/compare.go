@@ -70,6 +70,11 @@ func handleCompare(c echo.Context) error {
 	if status != http.StatusOK {
 		return render(c, status, views.ComparePage(v))
 	}
+	// Two designs charted: the work, and the memory, of two designer
+	// pages.
+	if err := workOf(c).hold(2); err != nil {
+		return err
+	}
 	traffic := pages[0]
 	if v.Chosen != "" {
 		// A's design with the chosen pattern at its defaults.
