@@ -121,14 +121,17 @@ func handleCompare(c echo.Context) error {
 		s.Charts, infos[i] = charts, info
 	}
 	v.Diff = diffLimits(v.A.Policy, v.B.Policy)
-	if v.A.Error == "" && v.B.Error == "" {
-		v.Traffic = fmt.Sprintf("Pattern %s%s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, shape, infos[0].Arrivals)
-		v.Outcome = diffOutcomes(infos[0], infos[1])
-		v.Verdict = verdict(infos[0].Load, infos[1].Load)
-		v.Pairs = views.PairCharts(v.A.Charts, v.B.Charts, kinds[0], kinds[1])
-		for _, p := range v.Pairs {
-			views.ShareScale(p.A, p.B)
-		}
+	if v.A.Error != "" || v.B.Error != "" {
+		// The traffic is too much for a design's charts: it says so
+		// beside its field, beside the limits of both.
+		return render(c, http.StatusUnprocessableEntity, views.ComparePage(v))
+	}
+	v.Traffic = fmt.Sprintf("Pattern %s%s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, shape, infos[0].Arrivals)
+	v.Outcome = diffOutcomes(infos[0], infos[1])
+	v.Verdict = verdict(infos[0].Load, infos[1].Load)
+	v.Pairs = views.PairCharts(v.A.Charts, v.B.Charts, kinds[0], kinds[1])
+	for _, p := range v.Pairs {
+		views.ShareScale(p.A, p.B)
 	}
 	return render(c, http.StatusOK, views.ComparePage(v))
 }

@@ -280,3 +280,25 @@ func TestCompareOnOtherTraffic(t *testing.T) {
 		t.Errorf("a bad pattern: status %d, message %q", code, msg)
 	}
 }
+
+// TestCompareTrafficTooMuchForOne: traffic one design can chart and the
+// other cannot (100 000 requests for each of the largest design's 117
+// classes of clients passes the charts' budget of decisions) is a 422
+// whose message stands beside that design, with both designs' limits
+// still diffed and nothing charted.
+func TestCompareTrafficTooMuchForOne(t *testing.T) {
+	a := "capacity=20000&clients=10&p99=5&pattern=steady&pattern.rate=1000&pattern.duration=100"
+	doc, code := comparePage(t, a, largestDesign())
+	if code != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422", code)
+	}
+	if msg := doc.Find(`[data-testid="msg-b"]`).Text(); !strings.Contains(msg, "decisions") {
+		t.Errorf("the message beside b: %q", msg)
+	}
+	if msg := doc.Find(`[data-testid="msg-a"]`).Text(); msg != "" {
+		t.Errorf("a message beside a: %q", msg)
+	}
+	if doc.Find(`[data-testid="diff-row"]`).Length() == 0 || doc.Find("[data-chart-option]").Length() != 0 {
+		t.Errorf("%d limits diffed and %d charts; want the limits and no charts", doc.Find(`[data-testid="diff-row"]`).Length(), doc.Find("[data-chart-option]").Length())
+	}
+}
