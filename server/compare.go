@@ -128,7 +128,7 @@ func handleCompare(c echo.Context) error {
 	}
 	v.Traffic = fmt.Sprintf("Pattern %s%s: %d requests, sent by each class of clients in a run of its own; for the backend's load, by every client at once.", pattern.Name, shape, infos[0].Arrivals)
 	v.Outcome = diffOutcomes(infos[0], infos[1])
-	v.Verdict = verdict(infos[0].Load, infos[1].Load)
+	v.Verdict = strings.TrimSpace(clientsVerdict(infos[0].Outcomes, infos[1].Outcomes) + " " + verdict(infos[0].Load, infos[1].Load))
 	v.Pairs = views.PairCharts(v.A.Charts, v.B.Charts, kinds[0], kinds[1])
 	for _, p := range v.Pairs {
 		views.ShareScale(p.A, p.B)
@@ -207,6 +207,46 @@ func loadText(l *chartset.Load) string {
 // ratio is the peak load over the usable capacity, to two decimals.
 func ratio(l *chartset.Load) string {
 	return strconv.FormatFloat(l.Peak/l.Usable, 'f', 2, 64)
+}
+
+// clientsVerdict says in a sentence which policy admits more of each class
+// of clients both have ("B admits more for default and tier free; A for
+// none."), naming at most three classes each, or "" when the two admit
+// the same of every class.
+func clientsVerdict(a, b []chartset.Outcome) string {
+	admitted := map[string]int64{}
+	for _, o := range a {
+		admitted[o.Class.Who] = o.Admitted
+	}
+	var moreA, moreB []string
+	for _, o := range b {
+		n, ok := admitted[o.Class.Who]
+		switch {
+		case !ok:
+		case n > o.Admitted:
+			moreA = append(moreA, o.Class.Who)
+		case n < o.Admitted:
+			moreB = append(moreB, o.Class.Who)
+		}
+	}
+	if len(moreA) == 0 && len(moreB) == 0 {
+		return ""
+	}
+	list := func(whos []string) string {
+		switch n := len(whos); {
+		case n == 0:
+			return "none"
+		case n > 3:
+			return strings.Join(whos[:3], ", ") + fmt.Sprintf(" and %d more", n-3)
+		case n > 1:
+			return strings.Join(whos[:n-1], ", ") + " and " + whos[n-1]
+		}
+		return whos[0]
+	}
+	if len(moreA) >= len(moreB) {
+		return fmt.Sprintf("A admits more for %s; B for %s.", list(moreA), list(moreB))
+	}
+	return fmt.Sprintf("B admits more for %s; A for %s.", list(moreB), list(moreA))
 }
 
 // verdict says in a sentence how the two policies treat the backend, or

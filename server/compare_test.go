@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -120,8 +121,8 @@ func TestCompareOutcome(t *testing.T) {
 	if _, ok := rows["the backend's peak load"]; !ok {
 		t.Errorf("no row for the backend's load in %v", rows)
 	}
-	if doc.Find(`[data-testid="compare-verdict"]`).Text() == "" {
-		t.Error("no sentence on the backend")
+	if got := doc.Find(`[data-testid="compare-verdict"]`).Text(); !strings.HasPrefix(got, "A admits more for default; B for none. ") || !strings.Contains(got, "backend") {
+		t.Errorf("the verdict: %q; want A admitting more for default, then a sentence on the backend", got)
 	}
 	// The answer comes before the limits and the charts.
 	html, _ := doc.Html()
@@ -205,6 +206,27 @@ func TestOutcomeWords(t *testing.T) {
 	} {
 		if got := verdict(c.a, c.b); got != c.want {
 			t.Errorf("verdict = %q, want %q", got, c.want)
+		}
+	}
+	outcomes := func(admitted ...int64) []chartset.Outcome {
+		var out []chartset.Outcome
+		for i, n := range admitted {
+			out = append(out, chartset.Outcome{Class: chartset.Class{Who: fmt.Sprintf("tier t%d", i)}, Admitted: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		a, b []chartset.Outcome
+		want string
+	}{
+		{outcomes(5, 5), outcomes(5, 5), ""},
+		{outcomes(5, 5), outcomes(6, 5), "B admits more for tier t0; A for none."},
+		{outcomes(7, 5, 1), outcomes(6, 5, 2), "A admits more for tier t0; B for tier t2."},
+		{outcomes(1, 1, 1, 1, 9), outcomes(2, 2, 2, 2, 1), "B admits more for tier t0, tier t1, tier t2 and 1 more; A for tier t4."},
+		{outcomes(5), outcomes(5, 9), ""}, // a class only B has is not weighed
+	} {
+		if got := clientsVerdict(c.a, c.b); got != c.want {
+			t.Errorf("clientsVerdict = %q, want %q", got, c.want)
 		}
 	}
 }
