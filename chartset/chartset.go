@@ -68,13 +68,15 @@ type Outcome struct {
 	FirstRejection time.Duration
 }
 
-// Load is the backend's load through a whole policy, in requests per
-// second over the charts' bins, against the service's capacity and the
-// part of it the limits are sized for (Usable).
+// Load is the backend's load through a whole policy against the service's
+// capacity and the part of it the limits are sized for (Usable), all in
+// requests per second. Peak is the busiest second's: the most requests
+// admitted within a second, over the second up to the end of each of the
+// charts' bins (within one bin where bins are a second or longer).
 type Load struct {
 	Peak, Capacity, Usable float64
-	// Over is how long the load was above Usable: the bins above it
-	// times the bin's width.
+	// Over is how long the load was above Usable: the bins whose second
+	// was above it, times the bin's width.
 	Over time.Duration
 }
 
@@ -723,9 +725,18 @@ func loadChart(p policy.Policy, arrivals []algorithms.Arrival, until, bin time.D
 		caption += fmt.Sprintf(" Simulated with %d clients, each standing for %s, and the global limit scaled to them.", sampled, views.Num(scale))
 	}
 	out := &loadRun{chart: views.PolicyLoad(run, scale, capacity, usable, caption), Load: Load{Capacity: capacity, Usable: usable}}
-	per := scale / run.Bin.Seconds() // a bin's admitted requests, per second, for every client
-	for _, b := range run.Series {
-		l := float64(b.Admitted) * per
+	// Capacity is a rate per second, so the load weighed against it is
+	// the second's up to each bin (k bins summed; a bin's own where bins
+	// are a second or longer): a burst the global limit admits at once is
+	// not a second of it.
+	k := max(1, int(time.Second/run.Bin))
+	per := scale / (float64(k) * run.Bin.Seconds()) // requests admitted in k bins, per second, for every client
+	var sum int64
+	for i, b := range run.Series {
+		if sum += b.Admitted; i >= k {
+			sum -= run.Series[i-k].Admitted
+		}
+		l := float64(sum) * per
 		out.Peak = max(out.Peak, l)
 		if l > usable {
 			out.Over += run.Bin

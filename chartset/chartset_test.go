@@ -510,3 +510,40 @@ func TestRetryStormPatternJitterMode(t *testing.T) {
 		t.Error("the storm's clients retried in lockstep, not with the design's full jitter")
 	}
 }
+
+// TestPolicyLoadIsPerSecond: the backend's load is weighed against its
+// capacity a second at a time. Ten clients each send 50 requests at once
+// after an idle spell, through a token bucket of burst 10 that refills 1
+// a second: 10 clients × 10 = 100 requests pass, all in one bin, so the
+// busiest second holds 100 (within the usable 800/s of a capacity of
+// 1000), though the bin alone, a fraction of a second, ran faster.
+func TestPolicyLoadIsPerSecond(t *testing.T) {
+	p := policy.Policy{APIVersion: policy.APIVersion, Kind: policy.Kind, Metadata: policy.Metadata{Name: "load"},
+		Service:  policy.Service{Capacity: 1000},
+		Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameTokenBucket, Rate: 1, Burst: 10}},
+		Tiers:    []policy.Tier{{Name: "all", Clients: 10}},
+	}
+	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	pattern.Count = 50
+	_, info, err := Policy(p, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := info.Load
+	if l == nil {
+		t.Fatal("no load")
+	}
+	if l.Peak != 100 || l.Over != 0 || l.Capacity != 1000 || l.Usable != 800 {
+		t.Errorf("load %+v; want a peak of 100/s, never over the usable 800/s of 1000", *l)
+	}
+	// Both classes (the default's clients and the tier's, under the same
+	// limit) admit their burst and reject the rest at once.
+	if len(info.Outcomes) != 2 {
+		t.Fatalf("%d outcomes, want the default's and the tier's", len(info.Outcomes))
+	}
+	for _, o := range info.Outcomes {
+		if o.Offered != 50 || o.Admitted != 10 || o.Rejected != 40 || o.FirstRejection != pattern.Idle {
+			t.Errorf("%s: %+v; want 10 of 50 admitted, the first rejected at %v", o.Class.Who, o, pattern.Idle)
+		}
+	}
+}

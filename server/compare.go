@@ -154,7 +154,7 @@ func diffOutcomes(a, b chartset.Info) []views.DiffRow {
 		out = append(out, views.DiffRow{Label: o.Class.Who, A: "—", B: outcomeText(o)})
 	}
 	if a.Load != nil || b.Load != nil {
-		out = append(out, views.DiffRow{Label: "the backend's peak load", A: loadText(a.Load), B: loadText(b.Load)})
+		out = append(out, views.DiffRow{Label: "the backend's busiest second", A: loadText(a.Load), B: loadText(b.Load)})
 	}
 	for i := range out {
 		out[i].Changed = out[i].A != out[i].B
@@ -193,7 +193,7 @@ func percent(part, whole int64) string {
 	return views.Num(math.Round(p))
 }
 
-// loadText is the backend's peak load against its usable capacity.
+// loadText is the backend's busiest second against its usable capacity.
 func loadText(l *chartset.Load) string {
 	if l == nil {
 		return "—"
@@ -204,7 +204,8 @@ func loadText(l *chartset.Load) string {
 	return fmt.Sprintf("%s/s: %s × the usable %s/s, above it for %s", views.Num(math.Round(l.Peak)), ratio(l), views.Num(l.Usable), views.Duration(l.Over))
 }
 
-// ratio is the peak load over the usable capacity, to two decimals.
+// ratio is the busiest second's load over the usable capacity, to two
+// decimals.
 func ratio(l *chartset.Load) string {
 	return strconv.FormatFloat(l.Peak/l.Usable, 'f', 2, 64)
 }

@@ -118,7 +118,7 @@ func TestCompareOutcome(t *testing.T) {
 	if rows["default"] != want || !changed["default"] {
 		t.Errorf("the default clients' row: %q (changed %v); want %q, changed", rows["default"], changed["default"], want)
 	}
-	if _, ok := rows["the backend's peak load"]; !ok {
+	if _, ok := rows["the backend's busiest second"]; !ok {
 		t.Errorf("no row for the backend's load in %v", rows)
 	}
 	if got := doc.Find(`[data-testid="compare-verdict"]`).Text(); !strings.HasPrefix(got, "A admits more for default; B for none. ") || !strings.Contains(got, "backend") {
@@ -157,7 +157,7 @@ func TestCompareFoldsWhatIsTheSame(t *testing.T) {
 	}
 	// 117 classes of clients (the default's, 16 tiers', 100 endpoints'),
 	// and the backend's load when the charts have room for it.
-	all := 117 + doc.Find(`tr:has(th:contains("the backend's peak load"))`).Length()
+	all := 117 + doc.Find(`tr:has(th:contains("the backend's busiest second"))`).Length()
 	var outShown []string
 	doc.Find(`[data-testid="outcome-row"]`).Each(func(_ int, s *goquery.Selection) {
 		outShown = append(outShown, strings.TrimSpace(s.Find("th").Contents().First().Text()))

@@ -21,12 +21,15 @@ import (
 	"github.com/ratelab/ratelab/internal/liveserver"
 )
 
-// pages are the designs photographed: the example design, and a tiered
-// one (the README's example) whose paid tier pins GCRA, charted under an
-// idle-then-burst pattern.
+// pages are the pages photographed: the example design; a tiered one (the
+// README's example) whose paid tier pins GCRA, charted under an
+// idle-then-burst pattern; and the compare page of a design whose default
+// limit pins a burst of 40 against the same design unpinned (the link
+// the designer offers for pinned numbers).
 var pages = []struct{ name, path string }{
 	{"designer", "/"},
 	{"tiered", "/?capacity=2000&p99=5&tiers.0.name=free&tiers.0.clients=180&tiers.1.name=paid&tiers.1.clients=20&tiers.1.multiplier=4&tiers.1.limit.algorithm=gcra&pattern=idle_then_burst&pattern.count=300"},
+	{"compare", "/compare?a=%2F%3Fcapacity%3D2000%26clients%3D200%26p99%3D5%26limit.algorithm%3Dgcra%26limit.burst%3D40%26pattern%3Didle_then_burst&b=%2F%3Fcapacity%3D2000%26clients%3D200%26p99%3D5%26limit.algorithm%3Dgcra%26pattern%3Didle_then_burst"},
 }
 
 // viewport is a screen size, in CSS pixels at a device scale factor of 1,

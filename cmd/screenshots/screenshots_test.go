@@ -62,7 +62,7 @@ func TestFileNames(t *testing.T) {
 			got = append(got, fileName(p.name, v))
 		}
 	}
-	want := "designer-1440x900.png designer-390x844.png tiered-1440x900.png tiered-390x844.png"
+	want := "designer-1440x900.png designer-390x844.png tiered-1440x900.png tiered-390x844.png compare-1440x900.png compare-390x844.png"
 	if strings.Join(got, " ") != want {
 		t.Errorf("file names %q, want %s", got, want)
 	}
