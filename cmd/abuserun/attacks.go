@@ -182,12 +182,12 @@ var attacks = []attack{
 				send(ctx, a.client, a.t, a.ip(0), http.MethodGet, a.base+paths[i%len(paths)]+q, "", nil)
 			})
 		}},
-	{"heavy-compare", "a check, not a finding: /compare charts two designs, each as heavy as a designer page (and, since 8 December, takes addresses of up to 64 KiB); 20 at once from 20 clients",
+	{"heavy-compare", "a check, not a finding: /compare charts two designs, each as heavy as a designer page (and, since 8 December, takes addresses of up to 64 KiB); 20 at once",
 		func(ctx context.Context, a *attacker) {
 			parallel(20, func(i int) {
 				// Half on A's own traffic, half on a storm of retries.
 				q := url.Values{"a": {heavyDesign}, "b": {heavyDesign + "&limit.algorithm=gcra"}, "pattern": {[]string{"", "retry_storm"}[i%2]}}
-				send(ctx, a.client, a.t, a.ip(i), http.MethodGet, a.base+"/compare?"+q.Encode(), "", nil)
+				send(ctx, a.client, a.t, a.ip(0), http.MethodGet, a.base+"/compare?"+q.Encode(), "", nil)
 			})
 		}},
 	{"export-injection", "a description with CR, NEL, LS or PS escaped the comment of the Envoy exports (a ClusterRoleBinding to cluster-admin); a name with LS added keys to the OpenAPI export",
