@@ -11,8 +11,9 @@ import (
 
 // FuzzDesignQuery holds the query parser to its promises on any query
 // string: it never panics; every problem has a message and, when it names
-// a parameter, a place next to that field on the form; and the canonical
-// query parses back to the same design and the same canonical query.
+// a parameter, a place next to that field on the form; the canonical
+// query parses back to the same design and the same canonical query; and
+// the design unpinned has no pinned number left.
 func FuzzDesignQuery(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -65,6 +66,11 @@ func FuzzDesignQuery(f *testing.F) {
 		pb, okb := again.pattern()
 		if oka != okb || pa != pb {
 			t.Errorf("canonical query reads as another pattern: %+v, %+v", pa, pb)
+		}
+		// The design without its pinned numbers has none left to drop.
+		u, _ := d.d.Unpinned()
+		if u2, pinned := parseDesignQuery(u).d.Unpinned(); pinned || u2 != u {
+			t.Errorf("unpinned twice: %q, then %q (pinned %v)", u, u2, pinned)
 		}
 		p1, e1 := d.policy()
 		p2, e2 := again.policy()
