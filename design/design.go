@@ -434,6 +434,19 @@ func (d *Design) Unpinned() (query string, pinned bool) {
 	return encodePairs(kept), pinned
 }
 
+// WithDefaultAlgorithm is the canonical query of the design with alg as
+// its default limit's algorithm and none of that limit's numbers pinned
+// (numbers pinned for one algorithm do not carry over to another), so the
+// calculator proposes them; everything else stays.
+func (d *Design) WithDefaultAlgorithm(alg algorithms.Name) string {
+	v := d.Values()
+	for _, p := range limitParams {
+		v.Del(defaultScope.prefix + "." + p)
+	}
+	v.Set(defaultScope.prefix+".algorithm", string(alg))
+	return Parse(v).Query()
+}
+
 // Values is the design's parameters, for a caller that adds its own; its
 // Encode orders them by name rather than as Query does.
 func (d *Design) Values() url.Values {

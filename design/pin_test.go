@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/design"
 )
 
@@ -103,4 +104,26 @@ func sameParams(t *testing.T, a, b string) bool {
 		t.Fatal(err)
 	}
 	return reflect.DeepEqual(pa, pb)
+}
+
+// TestWithDefaultAlgorithm: the design with another algorithm for its
+// default limit drops that limit's pinned numbers (a burst means nothing
+// to a sliding window) and keeps the rest, the other limits' pins
+// included; the calculator's window limit for it is then the p99 × 2 =
+// 10 r/s of its rate over the proposal's window.
+func TestWithDefaultAlgorithm(t *testing.T) {
+	d := design.ParseQuery("capacity=2000&clients=200&p99=5&limit.algorithm=gcra&limit.burst=40&global.limit.algorithm=gcra&global.limit.burst=2000&pattern=ramp")
+	q := d.WithDefaultAlgorithm(algorithms.NameSlidingWindow)
+	want := "capacity=2000&clients=200&p99=5&limit.algorithm=sliding_window&global.limit.algorithm=gcra&global.limit.burst=2000&pattern=ramp"
+	if !sameParams(t, q, want) {
+		t.Errorf("with sliding_window: %s\nwant the same parameters as %s", q, want)
+	}
+	r := design.ParseQuery(q).Resolve()
+	if len(r.Problems) > 0 {
+		t.Fatal(r.Problems)
+	}
+	def := r.Limits[0]
+	if def.Spec.Algorithm != algorithms.NameSlidingWindow || def.Spec.Window <= 0 || float64(def.Spec.Limit) != 10*def.Spec.Window.Seconds() {
+		t.Errorf("the default limit: %v; want a sliding window admitting 10 r/s over its window", def.Spec)
+	}
 }

@@ -46,6 +46,7 @@ func handleCompare(c echo.Context) error {
 		}
 	}
 	if strings.TrimSpace(v.A.Input) == "" || strings.TrimSpace(v.B.Input) == "" {
+		v.Suggestions = suggestions(v.A.Input)
 		return render(c, http.StatusOK, views.ComparePage(v))
 	}
 	pages := [2]*designPage{}
@@ -134,6 +135,28 @@ func handleCompare(c echo.Context) error {
 		views.ShareScale(p.A, p.B)
 	}
 	return render(c, http.StatusOK, views.ComparePage(v))
+}
+
+// suggestions are the compare pages of design a beside itself with each
+// other algorithm for its default limit (at the calculator's numbers), for
+// a page given A alone; none when a is not a valid design with a default
+// limit.
+func suggestions(a string) []views.Option {
+	if strings.TrimSpace(a) == "" || len(a) > maxCompareInput {
+		return nil
+	}
+	d := parseDesignQuery(designQueryOf(a))
+	p, probs := d.policy()
+	if len(probs) > 0 || p.Defaults.Limit.Algorithm == "" {
+		return nil
+	}
+	var out []views.Option
+	for _, alg := range algorithms.Names {
+		if alg != p.Defaults.Limit.Algorithm {
+			out = append(out, views.Option{Value: views.CompareURL(d.query(), d.d.WithDefaultAlgorithm(alg)), Label: string(alg)})
+		}
+	}
+	return out
 }
 
 // diffOutcomes pairs what two policies did with the same traffic: a row for

@@ -324,3 +324,45 @@ func TestCompareTrafficTooMuchForOne(t *testing.T) {
 		t.Errorf("%d limits diffed and %d charts; want the limits and no charts", doc.Find(`[data-testid="diff-row"]`).Length(), doc.Find("[data-chart-option]").Length())
 	}
 }
+
+// TestCompareSuggestsOtherAlgorithms: given A alone, the page offers A
+// beside itself with each of the five other algorithms for its default
+// limit, whose compare page marks that limit changed; a design with no
+// default limit, or with problems, gets no such offer.
+func TestCompareSuggestsOtherAlgorithms(t *testing.T) {
+	const a = "capacity=2000&clients=200&p99=5&limit.algorithm=gcra&limit.burst=40"
+	doc, code := comparePage(t, a, "")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	links := doc.Find(`[data-testid="compare-suggestions"] a`)
+	var algs []string
+	links.Each(func(_ int, s *goquery.Selection) { algs = append(algs, s.Text()) })
+	if strings.Join(algs, " ") != "token_bucket leaky_bucket fixed_window sliding_log sliding_window" {
+		t.Fatalf("offered %q; want every algorithm but gcra", algs)
+	}
+	u, err := url.Parse(links.Last().AttrOr("href", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := u.Query().Get("b"); !strings.Contains(b, "limit.algorithm=sliding_window") || strings.Contains(b, "limit.burst") {
+		t.Errorf("B of the sliding window's offer: %q", b)
+	}
+	cmp, code := comparePageOf(t, u.Query())
+	if code != http.StatusOK {
+		t.Fatalf("the offered page: status %d", code)
+	}
+	row := cmp.Find(`[data-testid="diff-row"][data-changed="true"]`)
+	if got := strings.TrimSpace(row.Find("th").Contents().First().Text()); row.Length() != 1 || got != "default limit" || !strings.Contains(row.Find("td").Eq(1).Text(), "sliding_window(") {
+		t.Errorf("the offered page's changed limits: %d, %q, B %q", row.Length(), got, row.Find("td").Eq(1).Text())
+	}
+	if _, probs := parseDesignQuery("capacity=2000&clients=200&p99=5&limit.algorithm=none").policy(); len(probs) > 0 {
+		t.Fatalf("the design without a default limit has problems: %v", probs)
+	}
+	for _, q := range []string{"capacity=2000&clients=200&p99=5&limit.algorithm=none", "capacity=-1&clients=200"} {
+		doc, _ := comparePage(t, q, "")
+		if n := doc.Find(`[data-testid="compare-suggestions"]`).Length(); n != 0 {
+			t.Errorf("%s: offered other algorithms", q)
+		}
+	}
+}

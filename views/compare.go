@@ -30,6 +30,10 @@ type CompareView struct {
 	// ("" for A's own), and PatternError why it cannot be used.
 	Patterns             []Option
 	Chosen, PatternError string
+	// Suggestions are, for a page given A alone, compare pages of A
+	// beside itself with another algorithm for its default limit: the
+	// page's address (Value) and the algorithm (Label).
+	Suggestions []Option
 	// Pairs are the two designs' charts of the same kind, A's order
 	// first.
 	Pairs []ChartPair
