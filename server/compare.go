@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -78,16 +79,17 @@ func handleCompare(c echo.Context) error {
 	}
 	traffic := pages[0]
 	if v.Chosen != "" {
-		// A's design with the chosen pattern at its defaults.
-		vals := traffic.d.Values()
-		for k := range vals {
-			if isPatternParam(k) {
-				delete(vals, k)
-			}
-		}
-		vals.Set("pattern", v.Chosen)
-		traffic = newDesignPage(design.Parse(vals))
+		// A's design with the chosen pattern at its defaults; the links
+		// open each design on it too.
+		traffic = withPattern(pages[0], v.Chosen)
+		v.A.Link = designerPath + "?" + traffic.query()
+		v.B.Link = designerPath + "?" + withPattern(pages[1], v.Chosen).query()
 	}
+	swap := url.Values{"a": {v.B.Input}, "b": {v.A.Input}}
+	if v.Chosen != "" {
+		swap.Set("pattern", v.Chosen)
+	}
+	v.Swap = comparePath + "?" + swap.Encode()
 	pattern, ok := traffic.pattern()
 	if !ok {
 		if v.Chosen != "" {
@@ -135,6 +137,19 @@ func handleCompare(c echo.Context) error {
 		views.ShareScale(p.A, p.B)
 	}
 	return render(c, http.StatusOK, views.ComparePage(v))
+}
+
+// withPattern is d with the pattern called name at its defaults for the
+// traffic instead of its own.
+func withPattern(d *designPage, name string) *designPage {
+	vals := d.d.Values()
+	for k := range vals {
+		if isPatternParam(k) {
+			delete(vals, k)
+		}
+	}
+	vals.Set("pattern", name)
+	return newDesignPage(design.Parse(vals))
 }
 
 // suggestions are the compare pages of design a beside itself with each

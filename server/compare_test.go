@@ -293,6 +293,18 @@ func TestCompareOnOtherTraffic(t *testing.T) {
 	if got := doc.Find(`#c-pattern option[selected]`).AttrOr("value", ""); got != "steady" {
 		t.Errorf("the form's traffic: %q chosen, want steady", got)
 	}
+	// Each design opens in the designer on that traffic, and the swap
+	// keeps it.
+	for _, side := range []string{"a", "b"} {
+		u, err := url.Parse(doc.Find(`[data-testid="open-`+side+`"]`).AttrOr("href", ""))
+		if err != nil || u.Query().Get("pattern") != "steady" || u.Query().Get("pattern.count") != "" {
+			t.Errorf("open %s: %v, pattern %q; want the steady pattern at its defaults", side, u, u.Query().Get("pattern"))
+		}
+	}
+	swap, err := url.Parse(doc.Find(`[data-testid="compare-swap"]`).AttrOr("href", ""))
+	if err != nil || swap.Query().Get("a") != base+"&limit.burst=50" || swap.Query().Get("b") != base+"&limit.burst=100" || swap.Query().Get("pattern") != "steady" {
+		t.Errorf("the swap: %v", swap)
+	}
 	row := doc.Find(`tr:has(th:contains("default"))`).First()
 	if a, b := strings.TrimSpace(row.Find("td").Eq(0).Text()), strings.TrimSpace(row.Find("td").Eq(1).Text()); a != "all 300 admitted" || b != a {
 		t.Errorf("the default clients on steady traffic: %q against %q; want all 300 admitted by both", a, b)

@@ -30,6 +30,8 @@ type CompareView struct {
 	// ("" for A's own), and PatternError why it cannot be used.
 	Patterns             []Option
 	Chosen, PatternError string
+	// Swap is the page with A and B the other way round.
+	Swap string
 	// Suggestions are, for a page given A alone, compare pages of A
 	// beside itself with another algorithm for its default limit: the
 	// page's address (Value) and the algorithm (Label).
