@@ -15,9 +15,10 @@ type CompareView struct {
 	// A and B are the designs as given (designer URLs or their queries).
 	A, B CompareSide
 	// Outcome is what each policy did with the traffic: a row for each
-	// class of clients either has, and one for the backend's load.
-	// Verdict says in a sentence how the two treat the backend. Both are
-	// empty until both designs are valid and charted.
+	// class of clients either has, and one for the backend's busiest
+	// second. Verdict says which admits more for which clients and how
+	// each treats the backend. Both are empty until both designs are
+	// valid and charted.
 	Outcome []DiffRow
 	Verdict string
 	// Diff lists every limit either policy has, with both values; empty
