@@ -378,3 +378,26 @@ func TestCompareSuggestsOtherAlgorithms(t *testing.T) {
 		}
 	}
 }
+
+// TestDesignerLinksOtherAlgorithms: beside the calculator's six
+// algorithms, the designer links the compare page with the design as A,
+// which offers the others for its default limit; a policy without a
+// default limit has no such link.
+func TestDesignerLinksOtherAlgorithms(t *testing.T) {
+	doc, _ := getDoc(t, "/?capacity=2000&clients=200&p99=5")
+	u, err := url.Parse(testid(doc, "compare-algorithms-link").AttrOr("href", ""))
+	if err != nil || u.Path != comparePath || !strings.Contains(u.Query().Get("a"), "capacity=2000") || u.Query().Get("b") != "" {
+		t.Fatalf("the link: %v", u)
+	}
+	cmp, _ := comparePageOf(t, u.Query())
+	if n := cmp.Find(`[data-testid="compare-suggestions"] a`).Length(); n != 5 {
+		t.Errorf("the linked page offers %d algorithms, want 5", n)
+	}
+	doc, _ = getDoc(t, "/?capacity=2000&clients=200&p99=5&limit.algorithm=none")
+	if testid(doc, "algorithms").Length() == 0 {
+		t.Fatal("no algorithms section to look in")
+	}
+	if testid(doc, "compare-algorithms-link").Length() != 0 {
+		t.Error("a link to other algorithms for a policy without a default limit")
+	}
+}

@@ -202,6 +202,7 @@ func (d *designPage) resultsOf(ctx context.Context) (views.ResultsView, error) {
 	rv.Policy = policyView(p, d.r)
 	rv.Result = d.r.Sizing
 	rv.ExportURL = exportPath + "?" + rv.Query
+	rv.HasDefault = p.Defaults.Limit.Algorithm != ""
 	if q, pinned := d.d.Unpinned(); pinned && d.r.Sizing != nil {
 		rv.ProposalQuery = q
 	}

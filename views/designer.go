@@ -197,6 +197,9 @@ type ResultsView struct {
 	// ExportURL downloads the design as a policy file; "" when the design
 	// has problems.
 	ExportURL string
+	// HasDefault reports whether the policy has a default limit, whose
+	// algorithm the compare page offers to change.
+	HasDefault bool
 	// ProposalQuery is the design with none of its limits' numbers
 	// pinned, so that the compare page can set the user's numbers beside
 	// the calculator's; "" when nothing is pinned or there is no sizing
