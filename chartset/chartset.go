@@ -66,6 +66,10 @@ type Outcome struct {
 	Offered, Admitted, Rejected int64
 	// FirstRejection is when the first request was rejected, or -1.
 	FirstRejection time.Duration
+	// Delayed counts the admitted requests that waited in a leaky
+	// bucket's queue; MaxDelay is the longest wait.
+	Delayed  int64
+	MaxDelay time.Duration
 }
 
 // Load is the backend's load through a whole policy against the service's
@@ -527,7 +531,8 @@ func Policy(p policy.Policy, pat algorithms.Pattern) ([]views.Chart, Info, error
 			return nil, info, fmt.Errorf("policy simulation: %w", err)
 		}
 		sum := runs[i].Summary
-		info.Outcomes[i] = Outcome{Class: c, Offered: sum.Offered, Admitted: sum.Admitted, Rejected: sum.Rejected, FirstRejection: sum.FirstRejection}
+		info.Outcomes[i] = Outcome{Class: c, Offered: sum.Offered, Admitted: sum.Admitted, Rejected: sum.Rejected,
+			FirstRejection: sum.FirstRejection, Delayed: sum.Delayed, MaxDelay: sum.MaxDelay}
 	}
 	chosen := chartClasses(runs)
 	lanes := make([]views.PolicyLane, len(chosen))

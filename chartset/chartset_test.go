@@ -547,3 +547,29 @@ func TestPolicyLoadIsPerSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyOutcomesCountDelays: a leaky bucket of 10 r/s with a queue of
+// 5 meets 10 requests at once: the first goes straight through, the next
+// 5 wait their turns of 100 ms (the last 500 ms), and the other 4 find
+// the queue full.
+func TestPolicyOutcomesCountDelays(t *testing.T) {
+	p := policy.Policy{APIVersion: policy.APIVersion, Kind: policy.Kind, Metadata: policy.Metadata{Name: "queue"},
+		Service:  policy.Service{Capacity: 1000},
+		Defaults: policy.Defaults{Limit: algorithms.Spec{Algorithm: algorithms.NameLeakyBucket, Rate: 10, Queue: 5}},
+	}
+	pattern := algorithms.DefaultPattern(algorithms.PatternIdleThenBurst)
+	pattern.Count = 10
+	_, info, err := Policy(p, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Outcome{Offered: 10, Admitted: 6, Rejected: 4, FirstRejection: pattern.Idle, Delayed: 5, MaxDelay: 500 * time.Millisecond}
+	if len(info.Outcomes) != 1 {
+		t.Fatalf("%d outcomes, want the default's", len(info.Outcomes))
+	}
+	got := info.Outcomes[0]
+	got.Class = Outcome{}.Class
+	if got != want {
+		t.Errorf("outcome %+v, want %+v", got, want)
+	}
+}

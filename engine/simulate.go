@@ -66,6 +66,10 @@ type Summary struct {
 	Checked, RejectedBy []int64
 	// FirstRejection is when the first request was rejected, or -1.
 	FirstRejection time.Duration
+	// Delayed counts the admitted requests that waited in a leaky
+	// bucket's queue, and MaxDelay is the longest wait.
+	Delayed  int64
+	MaxDelay time.Duration
 	// Tiers counts the requests by the tier whose limit applied:
 	// Tiers[0] the default limit's (no tier, or an unknown one),
 	// Tiers[1+i] the policy's tier i.
@@ -191,6 +195,10 @@ func (e *Engine) Simulate(ctx context.Context, s Simulation) (Result, error) {
 			sum.Admitted++
 			sum.AdmittedCost += d.Cost
 			tier.Admitted++
+			if d.Delay > 0 {
+				sum.Delayed++
+				sum.MaxDelay = max(sum.MaxDelay, d.Delay)
+			}
 		} else {
 			b.Rejected++
 			sum.Rejected++

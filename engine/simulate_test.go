@@ -15,6 +15,7 @@ import (
 // decisions.
 func TestSimulateIsDecide(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
+	delays := 0 // policies whose requests waited in a queue
 	for n := range 20 {
 		p := randomPolicy(r)
 		var reqs []Request
@@ -40,7 +41,8 @@ func TestSimulateIsDecide(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := mustEngine(t, p)
-		var admitted, rejected int64
+		var admitted, rejected, delayed int64
+		var maxDelay time.Duration
 		byLimit := make([]int64, len(e.Limits()))
 		byTier := make([]TierCount, 1+len(p.Tiers))
 		for i, q := range reqs {
@@ -53,6 +55,10 @@ func TestSimulateIsDecide(t *testing.T) {
 			if want.Allowed {
 				admitted++
 				tc.Admitted++
+				if want.Delay > 0 {
+					delayed++
+					maxDelay = max(maxDelay, want.Delay)
+				}
 			} else {
 				rejected++
 				byLimit[want.Rejected]++
@@ -83,6 +89,15 @@ func TestSimulateIsDecide(t *testing.T) {
 				t.Errorf("policy %d limit %d: rejected %d (bins %d), want %d", n, j, s.RejectedBy[j], binBy[j], byLimit[j])
 			}
 		}
+		if s.Delayed != delayed || s.MaxDelay != maxDelay {
+			t.Errorf("policy %d: %d delayed, up to %v; want %d, up to %v", n, s.Delayed, s.MaxDelay, delayed, maxDelay)
+		}
+		if delayed > 0 {
+			delays++
+		}
+	}
+	if delays == 0 {
+		t.Error("no policy delayed a request: the delay counts were not checked")
 	}
 }
 

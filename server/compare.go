@@ -201,13 +201,17 @@ func diffOutcomes(a, b chartset.Info) []views.DiffRow {
 }
 
 // outcomeText is a class's outcome in a few words: "all 300 admitted", or
-// "180 of 300 admitted (60 %); the first rejected at 1.2 s".
+// "180 of 300 admitted (60 %), 40 of them delayed up to 1.5 s; the first
+// rejected at 1.2 s".
 func outcomeText(o chartset.Outcome) string {
-	if o.Rejected == 0 {
-		return fmt.Sprintf("all %d admitted", o.Admitted)
+	s := fmt.Sprintf("all %d admitted", o.Admitted)
+	if o.Rejected > 0 {
+		s = fmt.Sprintf("%d of %d admitted (%s %%)", o.Admitted, o.Offered, percent(o.Admitted, o.Offered))
 	}
-	s := fmt.Sprintf("%d of %d admitted (%s %%)", o.Admitted, o.Offered, percent(o.Admitted, o.Offered))
-	if o.FirstRejection >= 0 {
+	if o.Delayed > 0 {
+		s += fmt.Sprintf(", %d of them delayed up to %s", o.Delayed, views.Duration(o.MaxDelay))
+	}
+	if o.Rejected > 0 && o.FirstRejection >= 0 {
 		s += "; the first rejected at " + views.Duration(o.FirstRejection)
 	}
 	return s

@@ -186,6 +186,19 @@ func TestOutcomeWords(t *testing.T) {
 			t.Errorf("percent(%d, %d) = %q, want %q", c.part, c.whole, got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		o    chartset.Outcome
+		want string
+	}{
+		{chartset.Outcome{Offered: 300, Admitted: 300, FirstRejection: -1}, "all 300 admitted"},
+		{chartset.Outcome{Offered: 300, Admitted: 180, Rejected: 120, FirstRejection: 1200 * time.Millisecond}, "180 of 300 admitted (60 %); the first rejected at 1.2 s"},
+		{chartset.Outcome{Offered: 300, Admitted: 300, Delayed: 40, MaxDelay: 1500 * time.Millisecond, FirstRejection: -1}, "all 300 admitted, 40 of them delayed up to 1.5 s"},
+		{chartset.Outcome{Offered: 4, Admitted: 3, Rejected: 1, Delayed: 2, MaxDelay: 200 * time.Millisecond, FirstRejection: 0}, "3 of 4 admitted (75 %), 2 of them delayed up to 200 ms; the first rejected at 0 s"},
+	} {
+		if got := outcomeText(c.o); got != c.want {
+			t.Errorf("outcomeText(%+v) = %q, want %q", c.o, got, c.want)
+		}
+	}
 	over := &chartset.Load{Peak: 2400, Capacity: 2000, Usable: 1600, Over: 11 * time.Second}
 	within := &chartset.Load{Peak: 1200.4, Capacity: 2000, Usable: 1600}
 	if got, want := loadText(over), "2400/s: 1.50 × the usable 1600/s, above it for 11 s"; got != want {
