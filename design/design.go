@@ -434,17 +434,43 @@ func (d *Design) Unpinned() (query string, pinned bool) {
 	return encodePairs(kept), pinned
 }
 
-// WithDefaultAlgorithm is the canonical query of the design with alg as
-// its default limit's algorithm and none of that limit's numbers pinned
-// (numbers pinned for one algorithm do not carry over to another), so the
-// calculator proposes them; everything else stays.
-func (d *Design) WithDefaultAlgorithm(alg algorithms.Name) string {
+// WithDefaultAlgorithm is the design with alg as its default limit's
+// algorithm and none of that limit's numbers pinned (numbers pinned for
+// one algorithm do not carry over to another), so the calculator proposes
+// them; everything else stays.
+func (d *Design) WithDefaultAlgorithm(alg algorithms.Name) *Design {
+	return d.with(func(v url.Values) {
+		for _, p := range limitParams {
+			v.Del(defaultScope.prefix + "." + p)
+		}
+		v.Set(defaultScope.prefix+".algorithm", string(alg))
+	})
+}
+
+// WithPattern is the design with the pattern called name, at its
+// defaults, as its chart traffic instead of its own.
+func (d *Design) WithPattern(name algorithms.PatternName) *Design {
+	return d.with(func(v url.Values) {
+		for k := range v {
+			if IsPatternParam(k) {
+				delete(v, k)
+			}
+		}
+		v.Set("pattern", string(name))
+	})
+}
+
+// with is the design whose parameters edit changes, read again.
+func (d *Design) with(edit func(url.Values)) *Design {
 	v := d.Values()
-	for _, p := range limitParams {
-		v.Del(defaultScope.prefix + "." + p)
-	}
-	v.Set(defaultScope.prefix+".algorithm", string(alg))
-	return Parse(v).Query()
+	edit(v)
+	return Parse(v)
+}
+
+// IsPatternParam reports whether param belongs to the chart traffic
+// ("pattern", "pattern.count", …).
+func IsPatternParam(param string) bool {
+	return param == "pattern" || strings.HasPrefix(param, "pattern.")
 }
 
 // Values is the design's parameters, for a caller that adds its own; its

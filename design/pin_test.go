@@ -61,10 +61,7 @@ func TestUnpinned(t *testing.T) {
 	if !sameParams(t, q, want) {
 		t.Errorf("unpinned: %s\nwant the same parameters as %s", q, want)
 	}
-	r := design.ParseQuery(q).Resolve()
-	if len(r.Problems) > 0 {
-		t.Fatal(r.Problems)
-	}
+	r := resolved(t, q)
 	def := r.Limits[0]
 	if def.Spec.Algorithm != "gcra" || def.Spec.Rate != 10 || def.Spec.Burst != 100 {
 		t.Errorf("the default limit unpinned: %v, want gcra at the proposal's rate 10 and burst 100", def.Spec)
@@ -91,6 +88,16 @@ func TestUnpinned(t *testing.T) {
 	}
 }
 
+// resolved is the design of query q resolved, failing t on any problem.
+func resolved(t *testing.T, q string) *design.Resolved {
+	t.Helper()
+	r := design.ParseQuery(q).Resolve()
+	if len(r.Problems) > 0 {
+		t.Fatal(r.Problems)
+	}
+	return r
+}
+
 // sameParams reports whether two queries hold the same parameters and
 // values, in any order.
 func sameParams(t *testing.T, a, b string) bool {
@@ -113,16 +120,12 @@ func sameParams(t *testing.T, a, b string) bool {
 // 10 r/s of its rate over the proposal's window.
 func TestWithDefaultAlgorithm(t *testing.T) {
 	d := design.ParseQuery("capacity=2000&clients=200&p99=5&limit.algorithm=gcra&limit.burst=40&global.limit.algorithm=gcra&global.limit.burst=2000&pattern=ramp")
-	q := d.WithDefaultAlgorithm(algorithms.NameSlidingWindow)
+	q := d.WithDefaultAlgorithm(algorithms.NameSlidingWindow).Query()
 	want := "capacity=2000&clients=200&p99=5&limit.algorithm=sliding_window&global.limit.algorithm=gcra&global.limit.burst=2000&pattern=ramp"
 	if !sameParams(t, q, want) {
 		t.Errorf("with sliding_window: %s\nwant the same parameters as %s", q, want)
 	}
-	r := design.ParseQuery(q).Resolve()
-	if len(r.Problems) > 0 {
-		t.Fatal(r.Problems)
-	}
-	def := r.Limits[0]
+	def := resolved(t, q).Limits[0]
 	if def.Spec.Algorithm != algorithms.NameSlidingWindow || def.Spec.Window <= 0 || float64(def.Spec.Limit) != 10*def.Spec.Window.Seconds() {
 		t.Errorf("the default limit: %v; want a sliding window admitting 10 r/s over its window", def.Spec)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ratelab/ratelab/algorithms"
 	"github.com/ratelab/ratelab/chartset"
-	"github.com/ratelab/ratelab/design"
 	"github.com/ratelab/ratelab/views"
 )
 
@@ -142,14 +141,7 @@ func handleCompare(c echo.Context) error {
 // withPattern is d with the pattern called name at its defaults for the
 // traffic instead of its own.
 func withPattern(d *designPage, name string) *designPage {
-	vals := d.d.Values()
-	for k := range vals {
-		if isPatternParam(k) {
-			delete(vals, k)
-		}
-	}
-	vals.Set("pattern", name)
-	return newDesignPage(design.Parse(vals))
+	return newDesignPage(d.d.WithPattern(algorithms.PatternName(name)))
 }
 
 // suggestions are the compare pages of design a beside itself with each
@@ -168,7 +160,7 @@ func suggestions(a string) []views.Option {
 	var out []views.Option
 	for _, alg := range algorithms.Names {
 		if alg != p.Defaults.Limit.Algorithm {
-			out = append(out, views.Option{Value: views.CompareURL(d.query(), d.d.WithDefaultAlgorithm(alg)), Label: string(alg)})
+			out = append(out, views.Option{Value: views.CompareURL(d.query(), d.d.WithDefaultAlgorithm(alg).Query()), Label: string(alg)})
 		}
 	}
 	return out
@@ -178,21 +170,40 @@ func suggestions(a string) []views.Option {
 // each class of clients either has (by who they are, A's order first),
 // then the backend's load.
 func diffOutcomes(a, b chartset.Info) []views.DiffRow {
-	var out []views.DiffRow
-	index := map[string]int{}
-	for _, o := range a.Outcomes {
-		index[o.Class.Who] = len(out)
-		out = append(out, views.DiffRow{Label: o.Class.Who, A: outcomeText(o), B: "—"})
+	rows := func(info chartset.Info) []views.DiffRow {
+		out := make([]views.DiffRow, len(info.Outcomes))
+		for i, o := range info.Outcomes {
+			out[i] = views.DiffRow{Label: o.Class.Who, A: outcomeText(o)}
+		}
+		return out
 	}
-	for _, o := range b.Outcomes {
-		if i, ok := index[o.Class.Who]; ok {
-			out[i].B = outcomeText(o)
+	out := pairRows(rows(a), rows(b))
+	if a.Load != nil || b.Load != nil {
+		la, lb := loadText(a.Load), loadText(b.Load)
+		out = append(out, views.DiffRow{Label: "the backend's busiest second", A: la, B: lb, Changed: la != lb})
+	}
+	return out
+}
+
+// pairRows pairs one design's rows with the other's by label, A's order
+// first, then B's labels A lacks: each row's A is a's text and B is b's
+// ("—" where a design lacks the row), changed where they differ. Both
+// sides' rows come with their text in A.
+func pairRows(a, b []views.DiffRow) []views.DiffRow {
+	out := make([]views.DiffRow, 0, len(a)+len(b))
+	index := map[string]int{}
+	for _, r := range a {
+		index[r.Label] = len(out)
+		r.B = "—"
+		out = append(out, r)
+	}
+	for _, r := range b {
+		if i, ok := index[r.Label]; ok {
+			out[i].B = r.A
 			continue
 		}
-		out = append(out, views.DiffRow{Label: o.Class.Who, A: "—", B: outcomeText(o)})
-	}
-	if a.Load != nil || b.Load != nil {
-		out = append(out, views.DiffRow{Label: "the backend's busiest second", A: loadText(a.Load), B: loadText(b.Load)})
+		r.A, r.B = "—", r.A
+		out = append(out, r)
 	}
 	for i := range out {
 		out[i].Changed = out[i].A != out[i].B
@@ -325,30 +336,19 @@ func designQueryOf(s string) string {
 // default, a tier by name, an endpoint by route, the global limit), A's
 // order first.
 func diffLimits(a, b *views.PolicyView) []views.DiffRow {
-	text := func(l views.LimitView) string {
-		switch {
-		case l.Inherits:
-			return "the default limit"
-		case l.Spec == "":
-			return "none"
+	rows := func(p *views.PolicyView) []views.DiffRow {
+		out := make([]views.DiffRow, len(p.Limits))
+		for i, l := range p.Limits {
+			text := l.Spec
+			switch {
+			case l.Inherits:
+				text = "the default limit"
+			case l.Spec == "":
+				text = "none"
+			}
+			out[i] = views.DiffRow{Field: l.Field, Label: l.Label, A: text}
 		}
-		return l.Spec
+		return out
 	}
-	var out []views.DiffRow
-	index := map[string]int{}
-	for _, l := range a.Limits {
-		index[l.Label] = len(out)
-		out = append(out, views.DiffRow{Field: l.Field, Label: l.Label, A: text(l), B: "—"})
-	}
-	for _, l := range b.Limits {
-		if i, ok := index[l.Label]; ok {
-			out[i].B = text(l)
-			continue
-		}
-		out = append(out, views.DiffRow{Field: l.Field, Label: l.Label, A: "—", B: text(l)})
-	}
-	for i := range out {
-		out[i].Changed = out[i].A != out[i].B
-	}
-	return out
+	return pairRows(rows(a), rows(b))
 }

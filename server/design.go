@@ -33,11 +33,6 @@ func newDesignPage(d *design.Design) *designPage {
 // query is the design's canonical query string.
 func (p *designPage) query() string { return p.d.Query() }
 
-// isPatternParam reports whether param belongs to the chart pattern.
-func isPatternParam(param string) bool {
-	return param == "pattern" || strings.HasPrefix(param, "pattern.")
-}
-
 // problems are every problem of the design and its pattern.
 func (p *designPage) problems() design.Problems {
 	return append(append(design.Problems{}, p.r.Problems...), p.extra...)
@@ -65,7 +60,7 @@ func (p *designPage) message(param string) string {
 func (p *designPage) designProblems() []FieldProblem {
 	var out []FieldProblem
 	for _, pr := range p.problems() {
-		if !isPatternParam(pr.Field) {
+		if !design.IsPatternParam(pr.Field) {
 			out = append(out, FieldProblem{Field: pr.Field, Path: p.d.PathOf(pr.Field), Message: pr.Message})
 		}
 	}
@@ -76,7 +71,7 @@ func (p *designPage) designProblems() []FieldProblem {
 func (p *designPage) patternProblems() []FieldProblem {
 	var out []FieldProblem
 	for _, pr := range p.problems() {
-		if isPatternParam(pr.Field) {
+		if design.IsPatternParam(pr.Field) {
 			out = append(out, FieldProblem{Field: pr.Field, Message: pr.Message})
 		}
 	}
